@@ -1,0 +1,305 @@
+package ccl
+
+import (
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/gccl/gccl/lib/reduce"
+)
+
+// task is one call recorded into the current group.
+type task struct {
+	coll     Coll
+	send     []byte
+	recv     []byte
+	count    int // elements (per rank for allgather/reducescatter, per peer for p2p)
+	dt       DataType
+	op       RedOp
+	kernel   *reduce.Kernel
+	root     int // root, or the peer for send/recv
+	elt      int
+	inPlace  bool
+	seqInGrp int
+}
+
+// AllReduce reduces count elements of every rank's send into every rank's recv.
+func (c *Comm) AllReduce(send, recv []byte, count int, dt DataType, op RedOp) error {
+	return c.enqueueColl(task{coll: CollAllReduce, send: send, recv: recv, count: count, dt: dt, op: op})
+}
+
+// AllGather gathers sendCount elements from every rank into recv, rank r's
+// block at r*sendCount. In place when send is recv's block of this rank.
+func (c *Comm) AllGather(send, recv []byte, sendCount int, dt DataType) error {
+	return c.enqueueColl(task{coll: CollAllGather, send: send, recv: recv, count: sendCount, dt: dt})
+}
+
+// ReduceScatter reduces n*recvCount elements and leaves block r in rank r's
+// recv. In place when recv is send's block of this rank.
+func (c *Comm) ReduceScatter(send, recv []byte, recvCount int, dt DataType, op RedOp) error {
+	return c.enqueueColl(task{coll: CollReduceScatter, send: send, recv: recv, count: recvCount, dt: dt, op: op})
+}
+
+// Broadcast copies count elements of root's send into every rank's recv.
+// send is read on the root only.
+func (c *Comm) Broadcast(send, recv []byte, count int, dt DataType, root int) error {
+	return c.enqueueColl(task{coll: CollBroadcast, send: send, recv: recv, count: count, dt: dt, root: root})
+}
+
+// Reduce reduces count elements of every rank's send into root's recv.
+// recv is written on the root only.
+func (c *Comm) Reduce(send, recv []byte, count int, dt DataType, op RedOp, root int) error {
+	return c.enqueueColl(task{coll: CollReduce, send: send, recv: recv, count: count, dt: dt, op: op, root: root})
+}
+
+// Send sends count elements of buf to peer. Inside a group it pairs with
+// the peer's Recv without blocking the group's other calls.
+func (c *Comm) Send(buf []byte, count int, dt DataType, peer int) error {
+	return c.enqueueP2P(task{coll: CollSend, send: buf, count: count, dt: dt, root: peer})
+}
+
+// Recv receives count elements from peer into buf.
+func (c *Comm) Recv(buf []byte, count int, dt DataType, peer int) error {
+	return c.enqueueP2P(task{coll: CollRecv, recv: buf, count: count, dt: dt, root: peer})
+}
+
+// AlltoAll sends block p (count elements) of send to rank p and receives
+// rank p's block into block p of recv: one group of sends and receives.
+// send and recv must not overlap.
+func (c *Comm) AlltoAll(send, recv []byte, count int, dt DataType) error {
+	n := c.Size()
+	if err := c.checkBuffers(CollAlltoAll, send, recv, count, dt, n, n); err != nil {
+		return c.groupFail(err)
+	}
+	if overlaps(send[:c.bytes(count*n, dt)], recv[:c.bytes(count*n, dt)]) {
+		return c.groupFail(fmt.Errorf("ccl: alltoall: send and recv overlap; in-place alltoall is not supported, use distinct buffers"))
+	}
+	return c.grouped(func() error {
+		b := c.bytes(count, dt)
+		for p := 0; p < n; p++ {
+			if err := c.Send(send[p*b:(p+1)*b], count, dt, p); err != nil {
+				return err
+			}
+			if err := c.Recv(recv[p*b:(p+1)*b], count, dt, p); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Gather collects count elements of every rank's send into root's recv,
+// rank r's block at r*count. recv is used on the root only.
+func (c *Comm) Gather(send, recv []byte, count int, dt DataType, root int) error {
+	n := c.Size()
+	if err := c.checkRoot(CollGather, root); err != nil {
+		return c.groupFail(err)
+	}
+	recvBlocks := 0
+	if c.rank == root {
+		recvBlocks = n
+	}
+	if err := c.checkBuffers(CollGather, send, recv, count, dt, 1, recvBlocks); err != nil {
+		return c.groupFail(err)
+	}
+	return c.grouped(func() error {
+		b := c.bytes(count, dt)
+		if err := c.Send(send[:b], count, dt, root); err != nil {
+			return err
+		}
+		if c.rank == root {
+			for p := 0; p < n; p++ {
+				if err := c.Recv(recv[p*b:(p+1)*b], count, dt, p); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// Scatter sends block r (count elements) of root's send to rank r's recv.
+// send is used on the root only.
+func (c *Comm) Scatter(send, recv []byte, count int, dt DataType, root int) error {
+	n := c.Size()
+	if err := c.checkRoot(CollScatter, root); err != nil {
+		return c.groupFail(err)
+	}
+	sendBlocks := 0
+	if c.rank == root {
+		sendBlocks = n
+	}
+	if err := c.checkBuffers(CollScatter, send, recv, count, dt, sendBlocks, 1); err != nil {
+		return c.groupFail(err)
+	}
+	return c.grouped(func() error {
+		b := c.bytes(count, dt)
+		if c.rank == root {
+			for p := 0; p < n; p++ {
+				if err := c.Send(send[p*b:(p+1)*b], count, dt, p); err != nil {
+					return err
+				}
+			}
+		}
+		return c.Recv(recv[:b], count, dt, root)
+	})
+}
+
+// grouped runs calls inside a group of their own (nested in the caller's).
+func (c *Comm) grouped(calls func() error) error {
+	if err := c.GroupStart(); err != nil {
+		return err
+	}
+	err := calls()
+	if endErr := c.GroupEnd(); err == nil {
+		err = endErr
+	}
+	return err
+}
+
+func (c *Comm) bytes(count int, dt DataType) int { return count * dt.Size() }
+
+// checkCount rejects unknown types, negative counts and counts whose byte
+// size overflows.
+func checkCount(coll Coll, count int, dt DataType, blocks int) error {
+	if !dt.Valid() {
+		return fmt.Errorf("ccl: %s: unknown data type %d (valid: int8, uint8, int32, uint32, int64, uint64, half, float, double, bfloat16)", coll, int(dt))
+	}
+	if count < 0 {
+		return fmt.Errorf("ccl: %s: negative count %d", coll, count)
+	}
+	if blocks > 0 && count > math.MaxInt/dt.Size()/blocks {
+		return fmt.Errorf("ccl: %s: count %d x %d blocks x %d bytes overflows", coll, count, blocks, dt.Size())
+	}
+	return nil
+}
+
+// checkBuffers checks that send holds sendBlocks and recv recvBlocks blocks
+// of count elements (a buffer of 0 blocks is not used and may be nil).
+func (c *Comm) checkBuffers(coll Coll, send, recv []byte, count int, dt DataType, sendBlocks, recvBlocks int) error {
+	if err := checkCount(coll, count, dt, max(sendBlocks, recvBlocks, 1)); err != nil {
+		return err
+	}
+	for _, b := range []struct {
+		name   string
+		buf    []byte
+		blocks int
+	}{{"send", send, sendBlocks}, {"recv", recv, recvBlocks}} {
+		need := count * dt.Size() * b.blocks
+		if len(b.buf) < need {
+			what := "is nil"
+			if b.buf != nil {
+				what = fmt.Sprintf("holds %d bytes", len(b.buf))
+			}
+			return fmt.Errorf("ccl: %s on rank %d: %s buffer %s but %d elements of %s need %d bytes",
+				coll, c.rank, b.name, what, count*b.blocks, dt, need)
+		}
+	}
+	return nil
+}
+
+func (c *Comm) checkRoot(coll Coll, root int) error {
+	if root < 0 || root >= c.Size() {
+		what := "root"
+		if coll == CollSend || coll == CollRecv {
+			what = "peer"
+		}
+		return fmt.Errorf("ccl: %s: %s %d is out of range: want 0..%d", coll, what, root, c.Size()-1)
+	}
+	return nil
+}
+
+func addr(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
+
+// overlaps reports whether two non-empty byte ranges share memory.
+func overlaps(a, b []byte) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	return addr(a) < addr(b)+uintptr(len(b)) && addr(b) < addr(a)+uintptr(len(a))
+}
+
+func sameStart(a, b []byte) bool { return len(a) > 0 && len(b) > 0 && addr(a) == addr(b) }
+
+// validateColl checks a collective's arguments and fills in its derived fields.
+func (c *Comm) validateColl(t *task) error {
+	n, elt := c.Size(), t.dt.Size()
+	sendBlocks, recvBlocks := 1, 1
+	switch t.coll {
+	case CollAllGather:
+		recvBlocks = n
+	case CollReduceScatter:
+		sendBlocks = n
+	case CollBroadcast, CollReduce:
+		if err := c.checkRoot(t.coll, t.root); err != nil {
+			return err
+		}
+		if t.coll == CollBroadcast && c.rank != t.root {
+			sendBlocks = 0
+		}
+		if t.coll == CollReduce && c.rank != t.root {
+			recvBlocks = 0
+		}
+	}
+	if err := c.checkBuffers(t.coll, t.send, t.recv, t.count, t.dt, sendBlocks, recvBlocks); err != nil {
+		return err
+	}
+	t.elt = elt
+	if t.coll == CollAllReduce || t.coll == CollReduceScatter || t.coll == CollReduce {
+		if !t.op.Op.Valid() {
+			return fmt.Errorf("ccl: %s: unknown reduction %d (valid: sum, prod, max, min, avg, premulsum)", t.coll, int(t.op.Op))
+		}
+		k, err := reduce.NewKernel(t.dt, t.op.Op, t.op.Scalar, n)
+		if err != nil {
+			return fmt.Errorf("ccl: %s: %w", t.coll, err)
+		}
+		t.kernel = k
+	}
+	// In place means the exact aliasing NCCL defines; any other overlap is an error.
+	in := t.send[:t.count*elt*sendBlocks]
+	out := t.recv[:t.count*elt*recvBlocks]
+	switch t.coll {
+	case CollAllGather:
+		t.inPlace = sameStart(in, out[c.rank*t.count*elt:])
+	case CollReduceScatter:
+		t.inPlace = sameStart(out, in[c.rank*t.count*elt:])
+	default:
+		t.inPlace = sameStart(in, out)
+	}
+	if !t.inPlace && overlaps(in, out) {
+		return fmt.Errorf("ccl: %s on rank %d: send and recv buffers overlap without being in place", t.coll, c.rank)
+	}
+	return nil
+}
+
+func (c *Comm) enqueueColl(t task) error {
+	if err := c.usable(); err != nil {
+		return err
+	}
+	if err := c.validateColl(&t); err != nil {
+		return c.groupFail(err)
+	}
+	return c.addTask(t)
+}
+
+func (c *Comm) enqueueP2P(t task) error {
+	if err := c.usable(); err != nil {
+		return err
+	}
+	buf := t.send
+	if t.coll == CollRecv {
+		buf = t.recv
+	}
+	if err := c.checkRoot(t.coll, t.root); err != nil {
+		return c.groupFail(err)
+	}
+	if err := checkCount(t.coll, t.count, t.dt, 1); err != nil {
+		return c.groupFail(err)
+	}
+	if need := t.count * t.dt.Size(); len(buf) < need {
+		return c.groupFail(fmt.Errorf("ccl: %s on rank %d to/from peer %d: buffer holds %d bytes but %d elements of %s need %d",
+			t.coll, c.rank, t.root, len(buf), t.count, t.dt, need))
+	}
+	t.elt = t.dt.Size()
+	return c.addTask(t)
+}

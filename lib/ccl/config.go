@@ -1,0 +1,220 @@
+package ccl
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gccl/gccl/lib/proto"
+)
+
+// MaxChannels is the most channels a communicator may use (NCCL's MAXCHANNELS).
+const MaxChannels = 64
+
+// DefaultTimeout is how long a wait may see no progress before the
+// communicator aborts.
+const DefaultTimeout = 60 * time.Second
+
+// autoLLBytes is the per-rank size below which "auto" picks LL (until the
+// cost model arrives).
+const autoLLBytes = 64 << 10
+
+// Config configures a set of communicators. The zero value is "auto"
+// everywhere. Environment variables override it (see FromEnv).
+type Config struct {
+	// Proto forces a protocol: "LL", "LL128", "Simple"; "" or "auto" lets the
+	// stack choose per operation.
+	Proto string
+	// Algo forces an algorithm: "Ring"; "" or "auto" lets the stack choose.
+	Algo string
+	// NChannels forces the channel count (1..64); 0 is auto: min(cores, 4).
+	NChannels int
+	// BuffSize, LLBuffSize and LL128BuffSize are the FIFO sizes in bytes of
+	// Simple, LL and LL128; 0 keeps NCCL's defaults (4 MiB, 512 KiB, 4800 KB).
+	BuffSize, LLBuffSize, LL128BuffSize int
+	// Timeout aborts the communicators when a wait sees no progress for this
+	// long; 0 means DefaultTimeout, a negative value waits forever.
+	Timeout time.Duration
+
+	// Test hooks: where FIFO step counters start, and the LL flag space.
+	FifoOptions proto.FifoOptions
+}
+
+// Env variables read by FromEnv.
+const (
+	EnvProto         = "GCCL_PROTO"
+	EnvAlgo          = "GCCL_ALGO"
+	EnvNChannels     = "GCCL_NCHANNELS"
+	EnvBuffSize      = "GCCL_BUFFSIZE"
+	EnvLLBuffSize    = "GCCL_LL_BUFFSIZE"
+	EnvLL128BuffSize = "GCCL_LL128_BUFFSIZE"
+	EnvTimeout       = "GCCL_TIMEOUT"
+)
+
+// FromEnv returns c with every GCCL_* variable that is set applied on top.
+// An invalid value is an error naming the variable, the value and what is
+// valid.
+func (c Config) FromEnv() (Config, error) { return c.fromLookup(os.LookupEnv) }
+
+func (c Config) fromLookup(lookup func(string) (string, bool)) (Config, error) {
+	bad := func(name, val, valid string) error {
+		return fmt.Errorf("ccl: invalid %s=%q: %s", name, val, valid)
+	}
+	if v, ok := lookup(EnvProto); ok {
+		if _, err := parseProto(v); err != nil {
+			return c, bad(EnvProto, v, "valid values are LL, LL128, Simple or auto")
+		}
+		c.Proto = v
+	}
+	if v, ok := lookup(EnvAlgo); ok {
+		if err := checkAlgo(v); err != nil {
+			return c, bad(EnvAlgo, v, "valid values are Ring or auto (Tree arrives later)")
+		}
+		c.Algo = v
+	}
+	if v, ok := lookup(EnvNChannels); ok {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1 || n > MaxChannels {
+			return c, bad(EnvNChannels, v, fmt.Sprintf("want an integer from 1 to %d", MaxChannels))
+		}
+		c.NChannels = n
+	}
+	sizes := []struct {
+		env string
+		p   proto.Protocol
+		dst *int
+	}{{EnvBuffSize, proto.Simple, &c.BuffSize}, {EnvLLBuffSize, proto.LL, &c.LLBuffSize}, {EnvLL128BuffSize, proto.LL128, &c.LL128BuffSize}}
+	for _, s := range sizes {
+		if v, ok := lookup(s.env); ok {
+			n, err := ParseSize(v)
+			if err == nil {
+				err = proto.ValidateBuffSize(s.p, int(n))
+			}
+			if err != nil {
+				return c, bad(s.env, v, err.Error())
+			}
+			*s.dst = int(n)
+		}
+	}
+	if v, ok := lookup(EnvTimeout); ok {
+		d, err := parseTimeout(v)
+		if err != nil {
+			return c, bad(EnvTimeout, v, "want seconds (e.g. 30 or 0.5) or a Go duration (e.g. 1m, 500ms); 0 or less waits forever")
+		}
+		c.Timeout = d
+	}
+	return c, nil
+}
+
+// parseTimeout reads seconds or a Go duration; zero or negative means forever.
+func parseTimeout(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		f, ferr := strconv.ParseFloat(v, 64)
+		if ferr != nil {
+			return 0, err
+		}
+		d = time.Duration(f * float64(time.Second))
+	}
+	if d <= 0 {
+		return -1, nil
+	}
+	return d, nil
+}
+
+// ParseSize reads a byte count with an optional binary suffix: 512, 64K,
+// 4M, 1G (K = 1024), or decimals such as 1.5M.
+func ParseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	mult := int64(1)
+	if n := len(t); n > 0 {
+		switch t[n-1] {
+		case 'k', 'K':
+			mult = 1 << 10
+		case 'm', 'M':
+			mult = 1 << 20
+		case 'g', 'G':
+			mult = 1 << 30
+		}
+		if mult > 1 {
+			t = t[:n-1]
+		}
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || f < 0 || f*float64(mult) > 1<<62 {
+		return 0, fmt.Errorf("invalid size %q: want a non-negative number with an optional K, M or G suffix", s)
+	}
+	return int64(f * float64(mult)), nil
+}
+
+// parseProto returns the forced protocol, or -1 for auto.
+func parseProto(s string) (proto.Protocol, error) {
+	if t := strings.TrimSpace(s); t == "" || strings.EqualFold(t, "auto") {
+		return -1, nil
+	}
+	return proto.Parse(s)
+}
+
+func checkAlgo(s string) error {
+	t := strings.TrimSpace(s)
+	if t == "" || strings.EqualFold(t, "auto") || strings.EqualFold(t, "ring") {
+		return nil
+	}
+	return fmt.Errorf("unknown algorithm %q (valid: Ring, auto)", s)
+}
+
+// settings is a validated Config: what the communicators actually use.
+type settings struct {
+	proto     proto.Protocol // -1: auto
+	nChannels int            // forced count, or 0 for auto
+	maxCh     int            // channel goroutines per rank
+	buff      proto.BuffSizes
+	timeout   time.Duration
+	fifo      proto.FifoOptions
+}
+
+// validate returns one specific error per bad field.
+func (c Config) validate() (settings, error) {
+	s := settings{buff: proto.DefaultBuffSizes(), fifo: c.FifoOptions}
+	p, err := parseProto(c.Proto)
+	if err != nil {
+		return s, fmt.Errorf("ccl: Config.Proto: %w", err)
+	}
+	s.proto = p
+	if err := checkAlgo(c.Algo); err != nil {
+		return s, fmt.Errorf("ccl: Config.Algo: %w", err)
+	}
+	if c.NChannels < 0 || c.NChannels > MaxChannels {
+		return s, fmt.Errorf("ccl: Config.NChannels %d is out of range: want 1..%d, or 0 for auto", c.NChannels, MaxChannels)
+	}
+	s.nChannels = c.NChannels
+	s.maxCh = c.NChannels
+	if s.maxCh == 0 {
+		s.maxCh = min(runtime.GOMAXPROCS(0), 4)
+	}
+	for _, b := range []struct {
+		field string
+		p     proto.Protocol
+		v     int
+	}{{"BuffSize", proto.Simple, c.BuffSize}, {"LLBuffSize", proto.LL, c.LLBuffSize}, {"LL128BuffSize", proto.LL128, c.LL128BuffSize}} {
+		if b.v == 0 {
+			continue
+		}
+		if err := proto.ValidateBuffSize(b.p, b.v); err != nil {
+			return s, fmt.Errorf("ccl: Config.%s: %w", b.field, err)
+		}
+		s.buff[b.p] = b.v
+	}
+	s.timeout = c.Timeout
+	if s.timeout == 0 {
+		s.timeout = DefaultTimeout
+	}
+	if s.timeout < 0 {
+		s.timeout = 0 // proto.Waiter: <= 0 waits forever
+	}
+	return s, nil
+}

@@ -1,0 +1,270 @@
+package ccl
+
+import (
+	"fmt"
+
+	"github.com/gccl/gccl/lib/algo"
+	"github.com/gccl/gccl/lib/prims"
+	"github.com/gccl/gccl/lib/proto"
+)
+
+// p2pLLBytesPerChannel: point-to-point transfers use LL up to
+// nChannels*16384 bytes, Simple above (NCCL's p2p LL threshold).
+const p2pLLBytesPerChannel = 16384
+
+// GroupStart opens a group: calls up to the matching GroupEnd are recorded
+// and run as one plan. Groups nest; only the outermost GroupEnd launches.
+func (c *Comm) GroupStart() error {
+	if err := c.usable(); err != nil {
+		return err
+	}
+	c.groupDepth++
+	return nil
+}
+
+// GroupEnd closes a group. At the outermost level it turns the recorded
+// calls into one plan and enqueues it; if any call of the group was
+// invalid, nothing is enqueued and the first error is returned.
+func (c *Comm) GroupEnd() error {
+	if c.groupDepth == 0 {
+		return fmt.Errorf("ccl: GroupEnd without a matching GroupStart")
+	}
+	c.groupDepth--
+	if c.groupDepth > 0 {
+		return nil
+	}
+	tasks, gerr := c.groupTasks, c.groupErr
+	c.groupTasks, c.groupErr = nil, nil
+	if gerr != nil {
+		return fmt.Errorf("ccl: group not launched: %w", gerr)
+	}
+	if err := c.usable(); err != nil {
+		return err
+	}
+	return c.launch(tasks)
+}
+
+// groupFail records an invalid call: inside a group it poisons the group.
+func (c *Comm) groupFail(err error) error {
+	if c.groupDepth > 0 && c.groupErr == nil {
+		c.groupErr = err
+	}
+	return err
+}
+
+// addTask records t in the open group, or runs it as a group of its own.
+func (c *Comm) addTask(t task) error {
+	if c.groupDepth > 0 {
+		c.groupTasks = append(c.groupTasks, t)
+		return nil
+	}
+	return c.launch([]task{t})
+}
+
+// launch builds the plan of a group's tasks and posts each channel's part.
+func (c *Comm) launch(tasks []task) error {
+	works := make([]*chanWork, len(c.channels))
+	work := func(ch int) *chanWork {
+		if works[ch] == nil {
+			works[ch] = &chanWork{}
+		}
+		return works[ch]
+	}
+	var p2p []task
+	for _, t := range tasks {
+		if t.coll == CollSend || t.coll == CollRecv {
+			p2p = append(p2p, t)
+			continue
+		}
+		if err := c.planColl(t, work); err != nil {
+			return err
+		}
+	}
+	if len(p2p) > 0 {
+		if err := c.planP2P(p2p, work); err != nil {
+			return err
+		}
+	}
+	pl := &plan{comm: c}
+	n := 0
+	for _, w := range works {
+		if w != nil {
+			w.plan = pl
+			n++
+		}
+	}
+	c.enqueued++
+	if n == 0 {
+		c.finished.Add(1)
+		return nil
+	}
+	pl.pending.Store(int32(n))
+	for i, w := range works {
+		if w != nil {
+			c.channels[i].post(w)
+		}
+	}
+	return nil
+}
+
+// nChannels is the channel count an operation may use.
+func (c *Comm) nChannels() int {
+	if c.w.set.nChannels > 0 {
+		return c.w.set.nChannels
+	}
+	return len(c.channels)
+}
+
+// chooseProto applies the forced protocol, or auto: LL below 64 KiB per
+// rank, Simple above.
+func (c *Comm) chooseProto(bytesPerRank int) proto.Protocol {
+	if p := c.w.set.proto; p >= 0 {
+		return p
+	}
+	if bytesPerRank < autoLLBytes {
+		return proto.LL
+	}
+	return proto.Simple
+}
+
+func (c *Comm) planColl(t task, work func(int) *chanWork) error {
+	n := c.Size()
+	bytes := t.count * t.elt
+	p := c.chooseProto(bytes)
+	chunkSteps, sliceSteps := 1, 1
+	if p == proto.Simple && (t.coll == CollAllReduce || t.coll == CollAllGather || t.coll == CollReduceScatter) {
+		chunkSteps, sliceSteps = 4, 2 // CHUNKSTEPS / SLICESTEPS
+	}
+	grain := prims.GrainElems(p, t.elt)
+	chunkElems := prims.ChunkElems(p, c.w.set.buff[p], chunkSteps, t.elt)
+	nCh := c.nChannels()
+	active := algo.ActiveChannels(t.count, nCh, grain)
+	c.last = Choice{Coll: t.coll, Algo: "Ring", Proto: p.String(), NChannels: active, Bytes: int64(bytes)}
+	for ch := 0; ch < active; ch++ {
+		start, cnt := algo.ChannelPart(t.count, nCh, grain, ch)
+		w := &collWork{
+			coll: t.coll, proto: p, kernel: t.kernel, elt: t.elt, in: t.send, out: t.recv,
+			count: t.count, root: t.root, partStart: start, partCount: cnt,
+			chunkElems: chunkElems, grain: grain, chunkSteps: chunkSteps, sliceSteps: sliceSteps,
+		}
+		if n > 1 {
+			ring := c.w.rings[ch]
+			next, prev := ring.Next(c.rank), ring.Prev(c.rank)
+			out, err := c.w.connect(c.rank, next, ch, false, p)
+			if err != nil {
+				return err
+			}
+			in, err := c.w.connect(prev, c.rank, ch, false, p)
+			if err != nil {
+				return err
+			}
+			w.send, w.recv = out.send, in.recv
+		}
+		cw := work(ch)
+		cw.colls = append(cw.colls, w)
+	}
+	return nil
+}
+
+// planP2P spreads a group's sends and receives over channels and rounds.
+// In round d rank r sends to r+d and receives from r-d; a transfer's parts
+// go to channels rotated by d, so both partners put each part on the same
+// channel and round.
+func (c *Comm) planP2P(tasks []task, work func(int) *chanWork) error {
+	n, me := c.Size(), c.rank
+	nCh := c.nChannels()
+	sendsTo := make([][]task, n)
+	recvsFrom := make([][]task, n)
+	for _, t := range tasks {
+		if t.coll == CollSend {
+			sendsTo[t.root] = append(sendsTo[t.root], t)
+		} else {
+			recvsFrom[t.root] = append(recvsFrom[t.root], t)
+		}
+	}
+	// Round 0: copies to self, paired in call order.
+	if s, r := sendsTo[me], recvsFrom[me]; len(s)+len(r) > 0 {
+		if len(s) != len(r) {
+			return fmt.Errorf("ccl: rank %d sends %d and receives %d messages to/from itself in one group; they must pair up", me, len(s), len(r))
+		}
+		round := &p2pRound{}
+		for i := range s {
+			sb, rb := s[i].count*s[i].elt, r[i].count*r[i].elt
+			if sb != rb {
+				return fmt.Errorf("ccl: rank %d sends %d bytes to itself but receives %d", me, sb, rb)
+			}
+			round.self = append(round.self, selfCopy{dst: r[i].recv[:rb], src: s[i].send[:sb]})
+		}
+		cw := work(0)
+		cw.rounds = append(cw.rounds, round)
+	}
+	rounds := make([]*p2pRound, nCh) // this delta's round per channel
+	for d := 1; d < n; d++ {
+		clear(rounds)
+		to, from := (me+d)%n, (me-d+n)%n
+		for _, t := range sendsTo[to] {
+			if err := c.splitP2P(t, to, d, nCh, rounds, true); err != nil {
+				return err
+			}
+		}
+		for _, t := range recvsFrom[from] {
+			if err := c.splitP2P(t, from, d, nCh, rounds, false); err != nil {
+				return err
+			}
+		}
+		for ch, r := range rounds {
+			if r != nil {
+				cw := work(ch)
+				cw.rounds = append(cw.rounds, r)
+			}
+		}
+	}
+	last := tasks[len(tasks)-1]
+	c.last = Choice{Coll: last.coll, Algo: "P2P", Proto: c.p2pProto(last.count * last.elt).String(), NChannels: nCh, Bytes: int64(last.count * last.elt)}
+	return nil
+}
+
+func (c *Comm) p2pProto(bytes int) proto.Protocol {
+	if p := c.w.set.proto; p >= 0 {
+		return p
+	}
+	if bytes <= c.nChannels()*p2pLLBytesPerChannel {
+		return proto.LL
+	}
+	return proto.Simple
+}
+
+// splitP2P cuts one send or receive into per-channel parts of round d.
+func (c *Comm) splitP2P(t task, peer, d, nCh int, rounds []*p2pRound, isSend bool) error {
+	nb := t.count * t.elt
+	p := c.p2pProto(nb)
+	chunk := prims.ChunkBytes(p, c.w.set.buff[p], 1)
+	parts := max(algo.ActiveChannels(nb, nCh, p.Grain()), 1) // an empty message still moves one empty step
+	for k := 0; k < parts; k++ {
+		start, cnt := algo.ChannelPart(nb, nCh, p.Grain(), k)
+		ch := (k + d) % nCh
+		x := &prims.Xfer{Chunk: chunk}
+		if isSend {
+			e, err := c.w.connect(c.rank, peer, ch, true, p)
+			if err != nil {
+				return err
+			}
+			x.Send, x.Buf = e.send, t.send[start:start+cnt]
+		} else {
+			e, err := c.w.connect(peer, c.rank, ch, true, p)
+			if err != nil {
+				return err
+			}
+			x.Recv, x.Buf = e.recv, t.recv[start:start+cnt]
+		}
+		if rounds[ch] == nil {
+			rounds[ch] = &p2pRound{}
+		}
+		if isSend {
+			rounds[ch].sends = append(rounds[ch].sends, x)
+		} else {
+			rounds[ch].recvs = append(rounds[ch].recvs, x)
+		}
+	}
+	return nil
+}

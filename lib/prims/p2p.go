@@ -1,0 +1,149 @@
+package prims
+
+import (
+	"fmt"
+
+	"github.com/gccl/gccl/lib/proto"
+)
+
+// Xfer is one point-to-point send or receive on one channel: Buf moves
+// through one FIFO end in steps of at most Chunk bytes (one step each). A
+// transfer of zero bytes still moves one empty step, so a size mismatch with
+// the peer is detected rather than silently ignored.
+type Xfer struct {
+	Send  *proto.SendEnd // exactly one of Send and Recv is set
+	Recv  *proto.RecvEnd
+	Buf   []byte
+	Chunk int
+
+	done, steps, step int // progress, owned by the running goroutine
+}
+
+func (x *Xfer) proto() proto.Protocol {
+	if x.Send != nil {
+		return x.Send.F.Proto
+	}
+	return x.Recv.F.Proto
+}
+
+func (x *Xfer) init() {
+	x.steps = max(1, (len(x.Buf)+x.Chunk-1)/x.Chunk)
+	x.step, x.done = 0, 0
+}
+
+func (x *Xfer) finished() bool { return x.step >= x.steps }
+
+func (x *Xfer) next() []byte {
+	n := min(x.Chunk, len(x.Buf)-x.done)
+	return x.Buf[x.done : x.done+n]
+}
+
+// ready reports whether the next step can run without waiting.
+func (x *Xfer) ready() bool {
+	if x.Send != nil {
+		return x.Send.CanSend(1)
+	}
+	return x.Recv.CanRecv(1, len(x.next()))
+}
+
+// advance runs the next step; ready() was true, so it does not wait.
+func (x *Xfer) advance() error {
+	data := x.next()
+	var err error
+	switch p := x.proto(); {
+	case x.Send != nil && p == proto.Simple:
+		var buf []byte
+		if buf, err = x.Send.SimpleAcquire(1); err == nil {
+			copy(buf, data)
+			x.Send.SimplePost(1, len(data))
+		}
+	case x.Send != nil && p == proto.LL:
+		err = x.Send.LLSend(data)
+	case x.Send != nil:
+		err = x.Send.LL128Send(data)
+	case p == proto.Simple:
+		var buf []byte
+		if buf, err = x.Recv.SimpleWait(1, len(data)); err == nil {
+			copy(data, buf)
+			x.Recv.SimpleRelease(1)
+		}
+	case p == proto.LL:
+		err = x.Recv.LLRecv(data)
+	default:
+		err = x.Recv.LL128Recv(data)
+	}
+	x.done += len(data)
+	x.step++
+	return err
+}
+
+// RunP2P progresses every queue of transfers at once, each queue in order,
+// never blocking on one transfer while another could move: a channel's sends
+// to one peer and receives from another complete together even when each is
+// larger than a FIFO. It parks on w when nothing can move.
+func RunP2P(w *proto.Waiter, queues ...[]*Xfer) error {
+	heads := make([]int, len(queues))
+	for _, q := range queues {
+		for _, x := range q {
+			if x.Chunk <= 0 {
+				return fmt.Errorf("prims: p2p chunk of %d bytes", x.Chunk)
+			}
+			x.init()
+			if x.Send != nil {
+				x.Send.AlignStep(1)
+			}
+		}
+	}
+	current := func(i int) *Xfer {
+		for heads[i] < len(queues[i]) && queues[i][heads[i]].finished() {
+			heads[i]++
+		}
+		if heads[i] == len(queues[i]) {
+			return nil
+		}
+		return queues[i][heads[i]]
+	}
+	anyReady := func() bool {
+		for i := range queues {
+			if x := current(i); x != nil && x.ready() {
+				return true
+			}
+		}
+		return false
+	}
+	for {
+		pending, moved := false, false
+		for i := range queues {
+			for x := current(i); x != nil; x = current(i) {
+				pending = true
+				if !x.ready() {
+					break
+				}
+				if err := x.advance(); err != nil {
+					return err
+				}
+				moved = true
+			}
+		}
+		if !pending {
+			return nil
+		}
+		if !moved {
+			if err := w.Wait(anyReady, func() string { return describe(queues, current) }); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func describe(queues [][]*Xfer, current func(int) *Xfer) string {
+	for i := range queues {
+		if x := current(i); x != nil {
+			if x.Send != nil {
+				return fmt.Sprintf("%s credits (p2p %s step %d)", x.Send.Desc, x.proto(), x.Send.Step)
+			}
+			return fmt.Sprintf("%s data (p2p %s step %d)", x.Recv.Desc, x.proto(), x.Recv.Step)
+		}
+	}
+	return "p2p progress"
+}

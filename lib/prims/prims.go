@@ -1,0 +1,253 @@
+// Package prims implements NCCL's primitives over one channel's connections:
+// send, recv, recvReduceSend, recvCopySend, recvReduceCopySend, copySend and
+// recvReduceCopy. Algorithms call only these; the protocol is a parameter.
+//
+// A Prims value is owned by one channel goroutine for one work item.
+package prims
+
+import (
+	"fmt"
+
+	"github.com/gccl/gccl/lib/algo"
+	"github.com/gccl/gccl/lib/proto"
+	"github.com/gccl/gccl/lib/reduce"
+)
+
+// Prims moves chunks of a user buffer through at most one receive end (from
+// the previous rank) and one send end (to the next rank).
+type Prims struct {
+	Proto  proto.Protocol
+	Recv   *proto.RecvEnd // nil when this rank receives nothing
+	Send   *proto.SendEnd // nil when this rank sends nothing
+	Kernel *reduce.Kernel // nil for collectives that do not reduce
+	Elt    int            // element size in bytes
+	In     []byte         // the local input (user send buffer)
+	Out    []byte         // the local output (user recv buffer)
+
+	// ChunkSteps and SliceSteps are the Simple protocol's steps per chunk and
+	// per slice (4/2 for ring allreduce/allgather/reducescatter, 1/1 otherwise).
+	ChunkSteps, SliceSteps int
+
+	// Scratch stages LL/LL128 payload; owned by the channel, reused.
+	Scratch *[]byte
+}
+
+// Begin aligns both ends' steps to a chunk so Simple slices never wrap.
+func (p *Prims) Begin() {
+	if p.Proto != proto.Simple {
+		return
+	}
+	if p.Send != nil {
+		p.Send.AlignStep(p.ChunkSteps)
+	}
+	if p.Recv != nil {
+		p.Recv.AlignStep(p.ChunkSteps)
+	}
+}
+
+// ChunkBytes is the largest chunk one primitive call may move: ChunkSteps
+// steps for Simple, one step of payload for LL (half the step) and LL128
+// (120/128 of it).
+func ChunkBytes(p proto.Protocol, buffSize, chunkSteps int) int {
+	if p == proto.Simple {
+		return buffSize / proto.Steps * chunkSteps
+	}
+	return p.StepData(buffSize)
+}
+
+// ChunkElems is ChunkBytes in elements, rounded down to the protocol grain.
+func ChunkElems(p proto.Protocol, buffSize, chunkSteps, elt int) int {
+	g := GrainElems(p, elt)
+	return max(ChunkBytes(p, buffSize, chunkSteps)/elt/g*g, g)
+}
+
+// GrainElems is the protocol grain in elements (at least one).
+func GrainElems(p proto.Protocol, elt int) int { return max(p.Grain()/elt, 1) }
+
+// Do runs prim over nelem elements: the input at element offset inOff, the
+// output at outOff. post applies the reduction's post-op (avg).
+func (p *Prims) Do(prim algo.Prim, inOff, outOff, nelem int, post bool) error {
+	if p.Proto == proto.Simple {
+		return p.simple(prim, inOff, outOff, nelem, post)
+	}
+	return p.lines(prim, inOff, outOff, nelem, post)
+}
+
+func (p *Prims) span(buf []byte, off, n int) []byte {
+	return buf[off*p.Elt : (off+n)*p.Elt]
+}
+
+// simple moves a chunk in ChunkSteps/SliceSteps slices, reading from and
+// writing to the FIFO slots in place (no staging copy).
+func (p *Prims) simple(prim algo.Prim, inOff, outOff, nelem int, post bool) error {
+	slices := p.ChunkSteps / p.SliceSteps
+	var stepBytes int
+	if p.Send != nil {
+		stepBytes = p.Send.F.StepBytes
+	} else {
+		stepBytes = p.Recv.F.StepBytes
+	}
+	size := algo.SliceSize(nelem, slices, stepBytes*p.SliceSteps/p.Elt)
+	for s := 0; s < slices; s++ {
+		off := min(s*size, nelem)
+		n := min(size, nelem-off)
+		nb := n * p.Elt
+		var rbuf, sbuf, in, out []byte
+		var err error
+		if prim.Recvs() {
+			if rbuf, err = p.Recv.SimpleWait(p.SliceSteps, nb); err != nil {
+				return err
+			}
+		}
+		if prim.Sends() {
+			if sbuf, err = p.Send.SimpleAcquire(p.SliceSteps); err != nil {
+				return err
+			}
+			sbuf = sbuf[:nb]
+		}
+		if prim.ReadsInput() {
+			in = p.span(p.In, inOff+off, n)
+		}
+		if prim.WritesOutput() {
+			out = p.span(p.Out, outOff+off, n)
+		}
+		p.compute(prim, rbuf, in, out, sbuf, post)
+		if prim.Sends() {
+			p.Send.SimplePost(p.SliceSteps, nb)
+		}
+		if prim.Recvs() {
+			p.Recv.SimpleRelease(p.SliceSteps)
+		}
+	}
+	return nil
+}
+
+// compute produces prim's result from the received data and the local input
+// into the output and/or the send slot.
+func (p *Prims) compute(prim algo.Prim, rbuf, in, out, sbuf []byte, post bool) {
+	switch {
+	case prim.Reduces():
+		dst := out
+		if dst == nil {
+			dst = sbuf
+		}
+		p.Kernel.Reduce(dst, rbuf, in, post)
+		if out != nil && sbuf != nil {
+			copy(sbuf, dst)
+		}
+	case prim.Recvs():
+		if out != nil {
+			copy(out, rbuf)
+		}
+		if sbuf != nil {
+			copy(sbuf, rbuf)
+		}
+	case prim == algo.CopySend:
+		copyUnlessSame(out, in)
+		copy(sbuf, in)
+	default: // Send
+		if p.Kernel != nil {
+			p.Kernel.Pre(sbuf, in)
+		} else {
+			copy(sbuf, in)
+		}
+	}
+}
+
+func copyUnlessSame(dst, src []byte) {
+	if len(dst) > 0 && &dst[0] == &src[0] {
+		return
+	}
+	copy(dst, src)
+}
+
+// lines moves a chunk as one LL or LL128 step, staging through scratch only
+// where the received data has no home in the output.
+func (p *Prims) lines(prim algo.Prim, inOff, outOff, nelem int, post bool) error {
+	nb := nelem * p.Elt
+	var in, out, data []byte
+	if prim.ReadsInput() {
+		in = p.span(p.In, inOff, nelem)
+	}
+	if prim.WritesOutput() {
+		out = p.span(p.Out, outOff, nelem)
+	}
+	if prim.Recvs() {
+		rbuf := out
+		if prim.Reduces() || rbuf == nil {
+			rbuf = p.scratch(nb)
+		}
+		if err := p.recvLines(rbuf); err != nil {
+			return err
+		}
+		data = rbuf
+		if prim.Reduces() {
+			dst := out
+			if dst == nil {
+				dst = rbuf
+			}
+			p.Kernel.Reduce(dst, rbuf, in, post)
+			data = dst
+		}
+	} else {
+		data = in
+		if prim == algo.CopySend {
+			copyUnlessSame(out, in)
+		} else if p.Kernel != nil && p.Kernel.Op() == reduce.PreMulSum {
+			data = p.scratch(nb)
+			p.Kernel.Pre(data, in)
+		}
+	}
+	if prim.Sends() {
+		return p.sendLines(data)
+	}
+	return nil
+}
+
+func (p *Prims) scratch(n int) []byte {
+	if cap(*p.Scratch) < n {
+		*p.Scratch = make([]byte, n)
+	}
+	return (*p.Scratch)[:n]
+}
+
+func (p *Prims) recvLines(dst []byte) error {
+	if p.Proto == proto.LL {
+		return p.Recv.LLRecv(dst)
+	}
+	return p.Recv.LL128Recv(dst)
+}
+
+func (p *Prims) sendLines(data []byte) error {
+	if p.Proto == proto.LL {
+		return p.Send.LLSend(data)
+	}
+	return p.Send.LL128Send(data)
+}
+
+// Check validates the geometry before a run, so a bad chunk size is an
+// error and never a FIFO overrun.
+func (p *Prims) Check(chunkElems int) error {
+	var f *proto.Fifo
+	if p.Send != nil {
+		f = p.Send.F
+	} else if p.Recv != nil {
+		f = p.Recv.F
+	} else {
+		return nil
+	}
+	if f.Proto != p.Proto {
+		return fmt.Errorf("prims: %s FIFO used with protocol %s", f.Proto, p.Proto)
+	}
+	limit := f.StepData()
+	if p.Proto == proto.Simple {
+		limit = f.StepBytes * p.ChunkSteps
+		if p.ChunkSteps%p.SliceSteps != 0 || p.ChunkSteps > proto.Steps {
+			return fmt.Errorf("prims: %d chunk steps do not split into slices of %d", p.ChunkSteps, p.SliceSteps)
+		}
+	}
+	if chunkElems*p.Elt > limit {
+		return fmt.Errorf("prims: chunk of %d bytes exceeds the %d bytes a %s chunk can carry", chunkElems*p.Elt, limit, p.Proto)
+	}
+	return nil
+}

@@ -1,0 +1,224 @@
+package proto
+
+import (
+	"fmt"
+	"sync/atomic"
+)
+
+// LLFlagSpace sets how LL flags are derived from steps. Production uses the
+// full 32 bits; tests shrink the space (as NCCL's TEST_LL_CLEANUP does) so
+// that wraparound and cleaning happen within a few hundred steps.
+type LLFlagSpace struct {
+	// Mask keeps the low bits of step+1: flag = uint32((step+1) & Mask).
+	Mask uint64
+	// Clean: when step&Clean == Clean, the sender rewrites every line of the
+	// step's slot with the current flag, so that no line keeps a flag old
+	// enough to alias a future one after the flag wraps (NCCL_LL_CLEAN_MASK).
+	// Clean must be a multiple of Steps and below Mask.
+	Clean uint64
+}
+
+// DefaultLLFlags is NCCL's production flag space.
+var DefaultLLFlags = LLFlagSpace{Mask: 0xffffffff, Clean: 0x7ffffff8}
+
+// TestLLFlags is NCCL's TEST_LL_CLEANUP flag space: flags wrap every 256 steps.
+var TestLLFlags = LLFlagSpace{Mask: 0xff, Clean: 0x78}
+
+func (s LLFlagSpace) flag(step uint64) uint32 { return uint32((step + 1) & s.Mask) }
+
+// Fifo is the memory of one protocol of one directed connection, shared by
+// the sending goroutine and the receiving goroutine: Steps slots of StepBytes
+// each, the head and tail counters and each slot's byte count (connFifo).
+//
+// Invariant: head <= tail-visible-step <= head + Steps: the sender never
+// writes a slot the receiver has not released.
+type Fifo struct {
+	Proto     Protocol
+	StepBytes int // buffer bytes per slot
+
+	buf   []byte   // Simple: Steps*StepBytes bytes of payload
+	lines []uint64 // LL: 2 words per 16-byte line; LL128: 16 words per 128-byte line
+	ll    LLFlagSpace
+
+	_ [64]byte
+	// tail is the number of steps the sender has published (Simple only).
+	// Written (Store, release) by the sender after the slot's data and size;
+	// loaded (acquire) by the receiver. Only increases.
+	tail atomic.Uint64
+	_    [56]byte
+	// head is the number of steps the receiver has consumed: the sender's
+	// credits. Written by the receiver after it finished reading a slot;
+	// loaded by the sender before it overwrites a slot. Only increases.
+	head atomic.Uint64
+	_    [56]byte
+	// sizes[slot] is the payload byte count of the step in slot. Written by
+	// the sender before it publishes the step (tail store or line flags);
+	// read by the receiver after it saw the step, and by network proxies.
+	sizes [Steps]atomic.Int64
+
+	// RecvWaiter belongs to the goroutine that receives (woken on publish);
+	// SendWaiter to the one that sends (woken on credit). Set once at
+	// connection time, before either end runs.
+	RecvWaiter, SendWaiter *Waiter
+
+	// Overrun is a test hook: when non-nil it is called if the sender is
+	// ever about to write a slot the receiver has not released.
+	Overrun func(step, head uint64)
+	// startStep is where both ends' step counters start (tests start near wrap).
+	startStep uint64
+}
+
+// FifoOptions are the rarely changed knobs of a FIFO.
+type FifoOptions struct {
+	StartStep uint64      // initial step of both ends and of head/tail
+	LLFlags   LLFlagSpace // zero value means DefaultLLFlags
+}
+
+// NewFifo allocates a FIFO of buffSize bytes (validated by ValidateBuffSize).
+func NewFifo(p Protocol, buffSize int, opt FifoOptions) (*Fifo, error) {
+	if err := ValidateBuffSize(p, buffSize); err != nil {
+		return nil, err
+	}
+	f := &Fifo{Proto: p, StepBytes: buffSize / Steps, ll: opt.LLFlags, startStep: opt.StartStep}
+	if f.ll.Mask == 0 {
+		f.ll = DefaultLLFlags
+	}
+	f.head.Store(opt.StartStep)
+	f.tail.Store(opt.StartStep)
+	switch p {
+	case Simple:
+		f.buf = make([]byte, buffSize)
+	case LL:
+		f.lines = make([]uint64, buffSize/8)
+		// Every line starts with the flag of the previous round of its slot, so
+		// fresh memory never matches what a receiver expects (not even flag 0
+		// after a wrap).
+		perSlot := f.StepBytes / 8
+		for slot := 0; slot < Steps; slot++ {
+			fl := uint64(f.ll.flag(opt.StartStep+uint64(slot)-Steps)) << 32
+			for i := slot * perSlot; i < (slot+1)*perSlot; i++ {
+				f.lines[i] = fl
+			}
+		}
+	case LL128:
+		f.lines = make([]uint64, buffSize/8)
+		perSlot := f.StepBytes / 8
+		for slot := 0; slot < Steps; slot++ {
+			fl := opt.StartStep + uint64(slot) - Steps + 1
+			for i := slot*perSlot + LL128DataWords; i < (slot+1)*perSlot; i += LL128LineWords {
+				f.lines[i] = fl
+			}
+		}
+	}
+	return f, nil
+}
+
+// StepData is the payload capacity of one step.
+func (f *Fifo) StepData() int { return f.Proto.StepData(f.StepBytes * Steps) }
+
+// Head and Tail expose the counters to tests and proxies.
+func (f *Fifo) Head() uint64 { return f.head.Load() }
+func (f *Fifo) Tail() uint64 { return f.tail.Load() }
+
+// Size returns the byte count recorded for slot.
+func (f *Fifo) Size(slot int) int64 { return f.sizes[slot].Load() }
+
+// Lines exposes the raw LL/LL128 words to wire-format tests.
+func (f *Fifo) Lines() []uint64 { return f.lines }
+
+// Buffer exposes the raw Simple buffer to wire-format tests.
+func (f *Fifo) Buffer() []byte { return f.buf }
+
+// SendEnd is the sender's view of a FIFO. It is owned by one goroutine at a time.
+type SendEnd struct {
+	F    *Fifo
+	Step uint64 // next step to write; only this end changes it
+	Desc string // "rank 0 -> rank 1, channel 2": for error messages
+}
+
+// RecvEnd is the receiver's view of a FIFO. It is owned by one goroutine at a time.
+type RecvEnd struct {
+	F    *Fifo
+	Step uint64 // next step to read; only this end changes it
+	Desc string
+}
+
+// NewEnds returns both ends of f, starting at its start step.
+func NewEnds(f *Fifo, desc string) (*SendEnd, *RecvEnd) {
+	return &SendEnd{F: f, Step: f.startStep, Desc: desc}, &RecvEnd{F: f, Step: f.startStep, Desc: desc}
+}
+
+// AlignStep rounds the step up to a multiple of n before an operation that
+// moves n steps per slice, so a slice never straddles the end of the buffer
+// (NCCL's roundUp in loadSendConn/loadRecvConn). Both ends do the same.
+func (e *SendEnd) AlignStep(n int) { e.Step = roundUp(e.Step, uint64(n)) }
+func (e *RecvEnd) AlignStep(n int) { e.Step = roundUp(e.Step, uint64(n)) }
+
+func roundUp(x, n uint64) uint64 { return (x + n - 1) / n * n }
+
+// waitCredit waits until the receiver released enough slots for steps more
+// steps starting at e.Step.
+func (e *SendEnd) waitCredit(steps int) error {
+	f := e.F
+	need := e.Step + uint64(steps)
+	ready := func() bool { return f.head.Load()+Steps >= need }
+	if !ready() {
+		if err := f.SendWaiter.Wait(ready, func() string {
+			return fmt.Sprintf("%s credits from the receiver (%s step %d, head %d)", e.Desc, f.Proto, e.Step, f.head.Load())
+		}); err != nil {
+			return err
+		}
+	}
+	if f.Overrun != nil {
+		if h := f.head.Load(); h+Steps < need {
+			f.Overrun(e.Step, h)
+		}
+	}
+	return nil
+}
+
+func (e *RecvEnd) checkSize(slot int, want int) error {
+	if got := e.F.sizes[slot].Load(); got != int64(want) {
+		return fmt.Errorf("%s: %s step %d carries %d bytes but the receiver expects %d (send and recv sizes differ)",
+			e.Desc, e.F.Proto, e.Step, got, want)
+	}
+	return nil
+}
+
+// release returns credits for steps slots to the sender.
+func (e *RecvEnd) release(steps int) {
+	e.Step += uint64(steps)
+	e.F.head.Store(e.Step)
+	e.F.SendWaiter.Wake()
+}
+
+// CanSend reports, without waiting, whether steps more steps may be written.
+func (e *SendEnd) CanSend(steps int) bool {
+	return e.F.head.Load()+Steps >= e.Step+uint64(steps)
+}
+
+// CanRecv reports, without waiting, whether a step (or Simple slice of steps
+// steps) carrying nbytes has fully arrived. Lines are published in order, so
+// the last line's flag vouches for the ones before it.
+func (e *RecvEnd) CanRecv(steps, nbytes int) bool {
+	f := e.F
+	switch f.Proto {
+	case Simple:
+		return f.tail.Load() >= e.Step+uint64(steps)
+	case LL:
+		if nbytes == 0 {
+			return true
+		}
+		words := f.llWords(e.Step)
+		w := (nbytes - 1) / LLDataPerLine * 2
+		flag := f.ll.flag(e.Step)
+		return uint32(atomic.LoadUint64(&words[w])>>32) == flag && uint32(atomic.LoadUint64(&words[w+1])>>32) == flag
+	default:
+		if nbytes == 0 {
+			return true
+		}
+		words := f.ll128Words(e.Step)
+		line := (nbytes - 1) / LL128DataPerLine
+		return atomic.LoadUint64(&words[line*LL128LineWords+LL128DataWords]) == e.Step+1
+	}
+}

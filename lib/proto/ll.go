@@ -1,0 +1,101 @@
+package proto
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync/atomic"
+)
+
+// LL protocol: every 8 payload bytes travel in one 16-byte line as two
+// 64-bit words {data u32 | flag u32 << 32}; each word is one atomic store,
+// so a reader that sees both flags equal to flag(step) has the whole line.
+// There is no tail: the flags are the signal. Credits return through head.
+
+func (f *Fifo) llWords(step uint64) []uint64 {
+	per := f.StepBytes / 8
+	slot := int(step % Steps)
+	return f.lines[slot*per : (slot+1)*per]
+}
+
+// LLSend waits for one credit and writes data (at most StepData bytes) as
+// LL lines of the current step, then advances the step.
+func (e *SendEnd) LLSend(data []byte) error {
+	f := e.F
+	if err := e.waitCredit(1); err != nil {
+		return err
+	}
+	words := f.llWords(e.Step)
+	if len(data) > len(words)*4 {
+		panic(fmt.Sprintf("proto: LL step of %d bytes exceeds the %d-byte step", len(data), len(words)*4))
+	}
+	flag := uint64(f.ll.flag(e.Step)) << 32
+	f.sizes[e.Step%Steps].Store(int64(len(data)))
+	w := 0
+	n := len(data)
+	i := 0
+	for ; i+LLDataPerLine <= n; i += LLDataPerLine {
+		v := binary.LittleEndian.Uint64(data[i:])
+		atomic.StoreUint64(&words[w], v&0xffffffff|flag)
+		atomic.StoreUint64(&words[w+1], v>>32|flag)
+		w += 2
+	}
+	if i < n {
+		var tail [LLDataPerLine]byte
+		copy(tail[:], data[i:])
+		v := binary.LittleEndian.Uint64(tail[:])
+		atomic.StoreUint64(&words[w], v&0xffffffff|flag)
+		atomic.StoreUint64(&words[w+1], v>>32|flag)
+		w += 2
+	}
+	if e.Step&f.ll.Clean == f.ll.Clean {
+		// Refresh every other line of the slot so no flag grows stale enough
+		// to alias a future step once the flag space wraps.
+		for ; w < len(words); w += 2 {
+			atomic.StoreUint64(&words[w], flag)
+			atomic.StoreUint64(&words[w+1], flag)
+		}
+	}
+	e.Step++
+	f.RecvWaiter.Wake()
+	return nil
+}
+
+// LLRecv waits for the lines of the current step, copies len(dst) payload
+// bytes into dst, returns the credit and advances the step.
+func (e *RecvEnd) LLRecv(dst []byte) error {
+	f := e.F
+	words := f.llWords(e.Step)
+	flag := f.ll.flag(e.Step)
+	n := len(dst)
+	for i, w := 0, 0; i < n; i, w = i+LLDataPerLine, w+2 {
+		w0 := atomic.LoadUint64(&words[w])
+		w1 := atomic.LoadUint64(&words[w+1])
+		if uint32(w0>>32) != flag || uint32(w1>>32) != flag {
+			ready := func() bool {
+				w0 = atomic.LoadUint64(&words[w])
+				w1 = atomic.LoadUint64(&words[w+1])
+				return uint32(w0>>32) == flag && uint32(w1>>32) == flag
+			}
+			if err := f.RecvWaiter.Wait(ready, func() string {
+				return fmt.Sprintf("%s data (LL step %d, line %d, flag %#x)", e.Desc, e.Step, w/2, flag)
+			}); err != nil {
+				return err
+			}
+		}
+		v := w0&0xffffffff | w1<<32
+		if i+LLDataPerLine <= n {
+			binary.LittleEndian.PutUint64(dst[i:], v)
+		} else {
+			var tail [LLDataPerLine]byte
+			binary.LittleEndian.PutUint64(tail[:], v)
+			copy(dst[i:], tail[:])
+		}
+	}
+	if n > 0 {
+		if err := e.checkSize(int(e.Step%Steps), n); err != nil {
+			return err
+		}
+	}
+	e.release(1)
+	return nil
+}

@@ -1,0 +1,162 @@
+package proto
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ErrAborted is returned by every wait once the communicator is aborted.
+var ErrAborted = errors.New("communicator aborted")
+
+// ErrTimeout is wrapped by a wait that saw no progress within the timeout.
+var ErrTimeout = errors.New("timed out")
+
+// Abort is the abort signal shared by every goroutine of a set of
+// communicators. Set once; never reset.
+type Abort struct {
+	// set is written once by Trigger (any goroutine) and loaded by every wait.
+	set  atomic.Bool
+	once sync.Once
+	done chan struct{} // closed by Trigger: wakes parked waiters
+	err  error         // written once inside once.Do, before done is closed
+}
+
+// NewAbort returns an untriggered abort signal.
+func NewAbort() *Abort { return &Abort{done: make(chan struct{})} }
+
+// Trigger aborts with cause (the first cause wins). Safe from any goroutine.
+func (a *Abort) Trigger(cause error) {
+	a.once.Do(func() {
+		if cause == nil {
+			cause = ErrAborted
+		}
+		a.err = cause
+		a.set.Store(true)
+		close(a.done)
+	})
+}
+
+// Aborted reports whether Trigger was called.
+func (a *Abort) Aborted() bool { return a.set.Load() }
+
+// Err returns the first cause, wrapped so that errors.Is(err, ErrAborted)
+// holds, or nil before Trigger.
+func (a *Abort) Err() error {
+	if !a.set.Load() {
+		return nil
+	}
+	<-a.done // err is published before done is closed
+	if errors.Is(a.err, ErrAborted) {
+		return a.err
+	}
+	return fmt.Errorf("%w: %w", ErrAborted, a.err)
+}
+
+// Done is closed when the abort is triggered.
+func (a *Abort) Done() <-chan struct{} { return a.done }
+
+// Wait policy: spin on the word, then yield the processor, then park. The
+// counts keep a waiter from holding a P for long on an oversubscribed
+// machine (2 cores, dozens of channel goroutines): Go preempts a spinning
+// goroutine only after 10 ms, so spinning must stay short.
+const (
+	spinIters  = 64
+	yieldIters = 64
+)
+
+// Waiter parks one goroutine (a channel's runner) until a poster wakes it.
+// Every FIFO end names the waiter of the goroutine that consumes it, so a
+// poster wakes exactly the goroutine that may be waiting on its word.
+type Waiter struct {
+	// sleeping is written by the waiting goroutine (1 just before it parks,
+	// 0 when it resumes) and read by posters after they publish. Seq-cst
+	// atomics make the Dekker pair (store sleeping, load word) / (store
+	// word, load sleeping) safe: one side always sees the other.
+	sleeping atomic.Int32
+	wake     chan struct{} // capacity 1: a wake is never lost, extras are harmless
+	timer    *time.Timer   // owned by the waiting goroutine
+
+	Abort   *Abort
+	Timeout time.Duration // no progress for this long aborts; <= 0 waits forever
+}
+
+// NewWaiter returns a waiter bound to an abort signal and a timeout.
+func NewWaiter(abort *Abort, timeout time.Duration) *Waiter {
+	return &Waiter{wake: make(chan struct{}, 1), Abort: abort, Timeout: timeout}
+}
+
+// Wake is called by a poster after it published a word the waiter may be
+// waiting for.
+func (w *Waiter) Wake() {
+	if w != nil && w.sleeping.Load() != 0 {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Wait returns nil once ready() is true, ErrAborted (wrapped) if the abort
+// signal fires, or an ErrTimeout error after Timeout without ready().
+// what describes the wait for the timeout message.
+func (w *Waiter) Wait(ready func() bool, what func() string) error {
+	for i := 0; i < spinIters; i++ {
+		if ready() {
+			return nil
+		}
+	}
+	return w.waitSlow(ready, what)
+}
+
+func (w *Waiter) waitSlow(ready func() bool, what func() string) error {
+	start := time.Now()
+	for i := 0; i < yieldIters; i++ {
+		if w.Abort.Aborted() {
+			return w.Abort.Err()
+		}
+		runtime.Gosched()
+		if ready() {
+			return nil
+		}
+	}
+	for {
+		if w.Abort.Aborted() {
+			return w.Abort.Err()
+		}
+		w.sleeping.Store(1)
+		if ready() {
+			w.sleeping.Store(0)
+			return nil
+		}
+		var timeout <-chan time.Time
+		if w.Timeout > 0 {
+			left := w.Timeout - time.Since(start)
+			if left <= 0 {
+				w.sleeping.Store(0)
+				return fmt.Errorf("%w after %v waiting for %s", ErrTimeout, w.Timeout, what())
+			}
+			if w.timer == nil {
+				w.timer = time.NewTimer(left)
+			} else {
+				w.timer.Reset(left)
+			}
+			timeout = w.timer.C
+		}
+		select {
+		case <-w.wake:
+		case <-w.Abort.Done():
+		case <-timeout:
+		}
+		if w.timer != nil {
+			w.timer.Stop()
+		}
+		w.sleeping.Store(0)
+		if ready() {
+			return nil
+		}
+	}
+}
