@@ -1,0 +1,63 @@
+package ccl
+
+import (
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+)
+
+// smallBuffers makes "several times the protocol buffer" cheap to reach.
+var smallBuffers = Config{BuffSize: 32 << 10, LLBuffSize: 1 << 10, LL128BuffSize: 16 << 10}
+
+// initT creates n communicators and destroys them when the test ends.
+func initT(t testing.TB, n int, cfg Config) []*Comm {
+	t.Helper()
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 20 * time.Second
+	}
+	comms, err := InitAll(n, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, c := range comms {
+			c.Destroy()
+		}
+	})
+	return comms
+}
+
+// perRank runs f for every rank in its own goroutine and waits.
+func perRank(comms []*Comm, f func(c *Comm)) {
+	var wg sync.WaitGroup
+	for _, c := range comms {
+		wg.Add(1)
+		go func(c *Comm) {
+			defer wg.Done()
+			f(c)
+		}(c)
+	}
+	wg.Wait()
+}
+
+// pattern fills n bytes with a value that depends on (tag, i).
+func pattern(tag, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i*131 + tag*29 + i>>8)
+	}
+	return b
+}
+
+// settleGoroutines waits until the goroutine count drops to at most want.
+func settleGoroutines(want int) int {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		n := runtime.NumGoroutine()
+		if n <= want || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

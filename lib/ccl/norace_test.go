@@ -1,0 +1,5 @@
+//go:build !race
+
+package ccl
+
+const raceEnabled = false

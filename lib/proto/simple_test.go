@@ -1,0 +1,137 @@
+package proto_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/gccl/gccl/lib/proto"
+)
+
+// TestSimpleSlices moves slices of 1 and 2 steps (aligned with AlignStep on
+// both ends), checks the slice buffer, the tail/head counters and the size
+// carried in the slot of the slice's first step.
+func TestSimpleSlices(t *testing.T) {
+	for _, start := range []uint64{0, 1, 1<<32 - 3} {
+		t.Run(fmt.Sprint(start), func(t *testing.T) {
+			f, s, r, abort, _ := newFifo(t, proto.Simple, smallSimple, proto.FifoOptions{StartStep: start})
+			if f.StepData() != 512 || f.StepBytes != 512 || len(f.Buffer()) != smallSimple {
+				t.Fatalf("StepData %d StepBytes %d buffer %d", f.StepData(), f.StepBytes, len(f.Buffer()))
+			}
+			type op struct{ k, n int }
+			ops := []op{{1, 0}, {1, 1}, {2, 1024}, {1, 512}, {2, 513}, {2, 0}, {1, 100}, {1, 511}, {2, 1}, {2, 1023}}
+			ops = append(ops, ops...)
+			ops = append(ops, ops...)
+			errc := make(chan error, 1)
+			go func() {
+				for _, o := range ops {
+					r.AlignStep(o.k)
+					step := r.Step
+					got, err := r.SimpleWait(o.k, o.n)
+					if err == nil {
+						if want := payload(step, o.n); !bytes.Equal(got, want) {
+							err = fmt.Errorf("step %d: %s", step, firstDiff(got, want))
+						}
+					}
+					if err != nil {
+						abort.Trigger(err)
+						errc <- err
+						return
+					}
+					r.SimpleRelease(o.k)
+					if f.Head() != step+uint64(o.k) {
+						errc <- fmt.Errorf("head %d after releasing step %d+%d", f.Head(), step, o.k)
+						return
+					}
+				}
+				errc <- nil
+			}()
+			for _, o := range ops {
+				s.AlignStep(o.k)
+				step := s.Step
+				if step%uint64(o.k) != 0 || step < start {
+					t.Fatalf("AlignStep(%d) gave step %d", o.k, step)
+				}
+				buf, err := s.SimpleAcquire(o.k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(buf) != o.k*f.StepBytes {
+					t.Fatalf("SimpleAcquire(%d) = %d bytes", o.k, len(buf))
+				}
+				// The slice is the slot's place in the buffer.
+				slot := int(step % proto.Steps)
+				if &buf[0] != &f.Buffer()[slot*f.StepBytes] {
+					t.Fatalf("slice of step %d is not at slot %d", step, slot)
+				}
+				copy(buf, payload(step, o.n))
+				s.SimplePost(o.k, o.n)
+				if s.Step != step+uint64(o.k) || f.Tail() != s.Step {
+					t.Fatalf("after posting step %d+%d: step %d tail %d", step, o.k, s.Step, f.Tail())
+				}
+				if got := f.Size(slot); got != int64(o.n) {
+					t.Fatalf("Size(%d) = %d, want %d", slot, got, o.n)
+				}
+			}
+			if err := <-errc; err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestAlignStep(t *testing.T) {
+	f, err := proto.NewFifo(proto.Simple, smallSimple, proto.FifoOptions{StartStep: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, r := proto.NewEnds(f, "x")
+	for _, c := range []struct {
+		n          int
+		from, want uint64
+	}{{1, 5, 5}, {2, 5, 6}, {2, 6, 6}, {4, 5, 8}, {8, 9, 16}, {2, 1<<32 - 1, 1 << 32}} {
+		s.Step, r.Step = c.from, c.from
+		s.AlignStep(c.n)
+		r.AlignStep(c.n)
+		if s.Step != c.want || r.Step != c.want {
+			t.Errorf("AlignStep(%d) from %d = %d/%d, want %d", c.n, c.from, s.Step, r.Step, c.want)
+		}
+	}
+}
+
+// TestSimpleSizeMismatch: the receiver's error names both sizes.
+func TestSimpleSizeMismatch(t *testing.T) {
+	for _, k := range []int{1, 2} {
+		_, s, r, _, _ := newFifo(t, proto.Simple, smallSimple, proto.FifoOptions{StartStep: 1<<32 - 2})
+		s.AlignStep(k)
+		r.AlignStep(k)
+		buf, err := s.SimpleAcquire(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		copy(buf, "hello")
+		s.SimplePost(k, 100)
+		_, err = r.SimpleWait(k, 200)
+		if err == nil || !strings.Contains(err.Error(), "100") || !strings.Contains(err.Error(), "200") || !strings.Contains(err.Error(), "test conn") {
+			t.Fatalf("slice %d: SimpleWait(200) of a 100-byte post: %v, want an error naming both sizes and the connection", k, err)
+		}
+		if errors.Is(err, proto.ErrTimeout) {
+			t.Fatalf("size mismatch reported as a timeout: %v", err)
+		}
+	}
+}
+
+// TestSimpleDefaultBuffer moves slices of the default 4 MiB buffer.
+func TestSimpleDefaultBuffer(t *testing.T) {
+	res, err := runStream(t, streamCfg{
+		proto: proto.Simple, buff: proto.DefaultSimpleBuffSize, opt: proto.FifoOptions{StartStep: 7},
+		ops:        12,
+		size:       func(step uint64, capacity int) int { return []int{capacity, capacity - 1, 1, 0}[step%4] },
+		sliceSteps: func(op int) int { return 2 - op%2 },
+	})
+	if err != nil || res.overruns != 0 {
+		t.Fatalf("%v (overruns %d)", err, res.overruns)
+	}
+}
