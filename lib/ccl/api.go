@@ -249,7 +249,7 @@ func (c *Comm) validateColl(t *task) error {
 		if !t.op.Op.Valid() {
 			return fmt.Errorf("ccl: %s: unknown reduction %d (valid: sum, prod, max, min, avg, premulsum)", t.coll, int(t.op.Op))
 		}
-		k, err := reduce.NewKernel(t.dt, t.op.Op, t.op.Scalar, n)
+		k, err := c.kernel(t.dt, t.op)
 		if err != nil {
 			return fmt.Errorf("ccl: %s: %w", t.coll, err)
 		}
@@ -302,4 +302,30 @@ func (c *Comm) enqueueP2P(t task) error {
 	}
 	t.elt = t.dt.Size()
 	return c.addTask(t)
+}
+
+type kernelKey struct {
+	dt DataType
+	op RedOp
+}
+
+// kernel returns the cached reduction kernel for (dt, op): kernels are
+// immutable, so operations share them.
+func (c *Comm) kernel(dt DataType, op RedOp) (*reduce.Kernel, error) {
+	if op.Op != reduce.PreMulSum {
+		op.Scalar = 0
+	}
+	key := kernelKey{dt, op}
+	if k, ok := c.kernels[key]; ok {
+		return k, nil
+	}
+	k, err := reduce.NewKernel(dt, op.Op, op.Scalar, c.Size())
+	if err != nil {
+		return nil, err
+	}
+	if c.kernels == nil {
+		c.kernels = map[kernelKey]*reduce.Kernel{}
+	}
+	c.kernels[key] = k
+	return k, nil
 }

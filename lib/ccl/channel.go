@@ -2,6 +2,7 @@ package ccl
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -28,11 +29,18 @@ type channel struct {
 	mu    sync.Mutex
 	queue []*chanWork // guarded by mu
 	// posted counts work items ever queued. Written (Add) by the enqueuing
-	// goroutine after appending under mu; read by the channel goroutine.
+	// goroutine after appending under mu; read by runners and waiters.
 	posted atomic.Uint64
-	taken  uint64 // items taken; channel goroutine only
+	// taken counts work items popped. Written by the runner (the holder of
+	// running); read by waiters. Invariant: taken <= posted.
+	taken atomic.Uint64
+	// running is 1 while a goroutine runs this channel's work: the channel's
+	// own goroutine, or a Synchronize caller helping out (which saves two
+	// goroutine hand-offs per operation). CAS 0 -> 1 to become the runner;
+	// the runner owns scratch and the channel's FIFO ends until it stores 0.
+	running atomic.Int32
 
-	scratch        []byte      // LL/LL128 staging; channel goroutine only
+	scratch        []byte      // LL/LL128 staging; owned by the runner
 	allReduceSteps []algo.Step // RingAllReduce(n, ix), computed once
 	exited         chan struct{}
 }
@@ -63,29 +71,73 @@ func (ch *channel) post(w *chanWork) {
 	ch.queue = append(ch.queue, w)
 	ch.mu.Unlock()
 	ch.posted.Add(1)
-	ch.idle.Wake()
+	// Channel 0's work is run by the caller's Synchronize, or by the
+	// channel goroutine once a peer waiting for it kicks it; waking that
+	// goroutine now would only make it lose the race to Synchronize. The
+	// other channels start now, in parallel.
+	if ch.id != 0 {
+		ch.idle.Wake()
+	}
+}
+
+// kick wakes the channel goroutine if work is queued and nobody runs it:
+// called by a peer about to wait for this channel.
+func (ch *channel) kick() {
+	if ch.pending() && ch.running.Load() == 0 {
+		ch.idle.Wake()
+	}
+}
+
+func (ch *channel) pending() bool { return ch.posted.Load() > ch.taken.Load() }
+
+// tryDrain runs every queued work item if no other goroutine is running
+// this channel, and reports whether it ran any.
+func (ch *channel) tryDrain() bool {
+	if !ch.pending() || !ch.running.CompareAndSwap(0, 1) {
+		return false
+	}
+	for ch.pending() {
+		ch.mu.Lock()
+		w := ch.queue[0]
+		ch.queue[0] = nil
+		ch.queue = ch.queue[1:]
+		ch.mu.Unlock()
+		ch.taken.Add(1)
+		ch.run(w)
+	}
+	ch.running.Store(0)
+	// Work posted (or kicked) while we held running found the channel
+	// goroutine unable to take it; wake it to look again.
+	if ch.pending() {
+		ch.idle.Wake()
+	}
+	return true
 }
 
 func (ch *channel) loop() {
 	defer close(ch.exited)
-	hasWork := func() bool { return ch.posted.Load() > ch.taken }
+	stopped := ch.comm.stop.Aborted
+	ready := func() bool { return (ch.pending() && ch.running.Load() == 0) || stopped() }
 	for {
-		if !hasWork() {
-			// Returns early only when Destroy stops the channel.
-			_ = ch.idle.Wait(func() bool { return hasWork() || ch.comm.stop.Aborted() }, func() string { return "work" })
+		if !ready() {
+			// Returns early only when Destroy stops the channel. While a
+			// Synchronize caller runs this channel's work, sleep at once:
+			// spinning would only steal its processor.
+			what := func() string { return "work" }
+			if ch.running.Load() != 0 {
+				_ = ch.idle.Park(ready, what)
+			} else {
+				_ = ch.idle.Wait(ready, what)
+			}
 		}
-		if hasWork() {
-			ch.mu.Lock()
-			w := ch.queue[0]
-			ch.queue[0] = nil
-			ch.queue = ch.queue[1:]
-			ch.mu.Unlock()
-			ch.taken++
-			ch.run(w)
+		if ch.tryDrain() {
 			continue
 		}
-		if ch.comm.stop.Aborted() {
-			return
+		if stopped() {
+			if !ch.pending() {
+				return
+			}
+			runtime.Gosched() // a helper is still draining
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gccl/gccl/lib/proto"
+	"github.com/gccl/gccl/lib/reduce"
 	"github.com/gccl/gccl/lib/topo"
 	"github.com/gccl/gccl/lib/transport"
 )
@@ -67,8 +68,9 @@ func (w *world) connect(from, to, ch int, p2p bool, p proto.Protocol) (*ends, er
 	if err != nil {
 		return nil, err
 	}
-	c.SendSide.SendWaiter = w.comms[from].channels[ch].waiter
-	c.RecvSide.RecvWaiter = w.comms[to].channels[ch].waiter
+	sender, receiver := w.comms[from].channels[ch], w.comms[to].channels[ch]
+	c.SendSide.SendWaiter, c.RecvSide.RecvWaiter = sender.waiter, receiver.waiter
+	c.RecvSide.SendKick, c.SendSide.RecvKick = sender.kick, receiver.kick
 	kind := "ring"
 	if p2p {
 		kind = "p2p"
@@ -78,6 +80,24 @@ func (w *world) connect(from, to, ch int, p2p bool, p proto.Protocol) (*ends, er
 	_, r := proto.NewEnds(c.RecvSide, desc)
 	e := &ends{send: s, recv: r}
 	w.conns[k] = e
+	return e, nil
+}
+
+// connect returns a connection's ends from this rank's cache, asking the
+// world (and its lock) only the first time.
+func (c *Comm) connect(from, to, ch int, p2p bool, p proto.Protocol) (*ends, error) {
+	k := connKey{from, to, ch, p2p, p}
+	if e, ok := c.ends[k]; ok {
+		return e, nil
+	}
+	e, err := c.w.connect(from, to, ch, p2p, p)
+	if err != nil {
+		return nil, err
+	}
+	if c.ends == nil {
+		c.ends = map[connKey]*ends{}
+	}
+	c.ends[k] = e
 	return e, nil
 }
 
@@ -95,6 +115,8 @@ type Comm struct {
 	enqueued   uint64 // plans enqueued so far
 	destroyed  bool
 	last       Choice
+	kernels    map[kernelKey]*reduce.Kernel
+	ends       map[connKey]*ends // this rank's view of world.conns, without the lock
 
 	// finished counts plans whose every channel is done. Written (Add) by
 	// the channel goroutine that finishes a plan last; read by Synchronize.
@@ -163,6 +185,11 @@ func (c *Comm) Synchronize() error {
 	}
 	target := c.enqueued
 	ready := func() bool { return c.finished.Load() >= target }
+	if !ready() {
+		// Run channel 0's queued work here rather than hand it to its
+		// goroutine: two goroutine switches fewer per operation.
+		c.channels[0].tryDrain()
+	}
 	if !ready() {
 		if err := c.syncWaiter.Wait(ready, func() string { return "operations to complete" }); err != nil {
 			return err

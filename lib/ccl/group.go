@@ -63,10 +63,14 @@ func (c *Comm) addTask(t task) error {
 
 // launch builds the plan of a group's tasks and posts each channel's part.
 func (c *Comm) launch(tasks []task) error {
+	pl := &plan{comm: c}
+	// One allocation holds every channel's work; a channel that gets none
+	// keeps a nil plan and is not posted.
+	slots := make([]chanWork, len(c.channels))
 	works := make([]*chanWork, len(c.channels))
 	work := func(ch int) *chanWork {
 		if works[ch] == nil {
-			works[ch] = &chanWork{}
+			works[ch] = &slots[ch]
 		}
 		return works[ch]
 	}
@@ -85,7 +89,6 @@ func (c *Comm) launch(tasks []task) error {
 			return err
 		}
 	}
-	pl := &plan{comm: c}
 	n := 0
 	for _, w := range works {
 		if w != nil {
@@ -150,11 +153,11 @@ func (c *Comm) planColl(t task, work func(int) *chanWork) error {
 		if n > 1 {
 			ring := c.w.rings[ch]
 			next, prev := ring.Next(c.rank), ring.Prev(c.rank)
-			out, err := c.w.connect(c.rank, next, ch, false, p)
+			out, err := c.connect(c.rank, next, ch, false, p)
 			if err != nil {
 				return err
 			}
-			in, err := c.w.connect(prev, c.rank, ch, false, p)
+			in, err := c.connect(prev, c.rank, ch, false, p)
 			if err != nil {
 				return err
 			}
@@ -245,13 +248,13 @@ func (c *Comm) splitP2P(t task, peer, d, nCh int, rounds []*p2pRound, isSend boo
 		ch := (k + d) % nCh
 		x := &prims.Xfer{Chunk: chunk}
 		if isSend {
-			e, err := c.w.connect(c.rank, peer, ch, true, p)
+			e, err := c.connect(c.rank, peer, ch, true, p)
 			if err != nil {
 				return err
 			}
 			x.Send, x.Buf = e.send, t.send[start:start+cnt]
 		} else {
-			e, err := c.w.connect(peer, c.rank, ch, true, p)
+			e, err := c.connect(peer, c.rank, ch, true, p)
 			if err != nil {
 				return err
 			}

@@ -129,7 +129,18 @@ func RunP2P(w *proto.Waiter, queues ...[]*Xfer) error {
 			return nil
 		}
 		if !moved {
-			if err := w.Wait(anyReady, func() string { return describe(queues, current) }); err != nil {
+			kick := func() {
+				for i := range queues {
+					if x := current(i); x != nil {
+						if x.Send != nil && x.Send.F.RecvKick != nil {
+							x.Send.F.RecvKick()
+						} else if x.Recv != nil && x.Recv.F.SendKick != nil {
+							x.Recv.F.SendKick()
+						}
+					}
+				}
+			}
+			if err := w.WaitKick(anyReady, kick, func() string { return describe(queues, current) }); err != nil {
 				return err
 			}
 		}

@@ -60,6 +60,11 @@ type Fifo struct {
 	// SendWaiter to the one that sends (woken on credit). Set once at
 	// connection time, before either end runs.
 	RecvWaiter, SendWaiter *Waiter
+	// SendKick starts the sending channel's queued work (called by a
+	// receiver about to wait for data); RecvKick the receiving channel's
+	// (called by a sender about to wait for credits). Optional; set once at
+	// connection time.
+	SendKick, RecvKick func()
 
 	// Overrun is a test hook: when non-nil it is called if the sender is
 	// ever about to write a slot the receiver has not released.
@@ -163,7 +168,7 @@ func (e *SendEnd) waitCredit(steps int) error {
 	need := e.Step + uint64(steps)
 	ready := func() bool { return f.head.Load()+Steps >= need }
 	if !ready() {
-		if err := f.SendWaiter.Wait(ready, func() string {
+		if err := f.SendWaiter.WaitKick(ready, f.RecvKick, func() string {
 			return fmt.Sprintf("%s credits from the receiver (%s step %d, head %d)", e.Desc, f.Proto, e.Step, f.head.Load())
 		}); err != nil {
 			return err

@@ -60,7 +60,7 @@ func (e *RecvEnd) LL128Recv(dst []byte) error {
 		fw := &words[w+LL128DataWords]
 		if atomic.LoadUint64(fw) != flag {
 			ready := func() bool { return atomic.LoadUint64(fw) == flag }
-			if err := f.RecvWaiter.Wait(ready, func() string {
+			if err := f.RecvWaiter.WaitKick(ready, f.SendKick, func() string {
 				return fmt.Sprintf("%s data (LL128 step %d, line %d)", e.Desc, e.Step, w/LL128LineWords)
 			}); err != nil {
 				return err

@@ -36,7 +36,7 @@ func (e *RecvEnd) SimpleWait(steps, nbytes int) ([]byte, error) {
 	need := e.Step + uint64(steps)
 	ready := func() bool { return f.tail.Load() >= need }
 	if !ready() {
-		if err := f.RecvWaiter.Wait(ready, func() string {
+		if err := f.RecvWaiter.WaitKick(ready, f.SendKick, func() string {
 			return fmt.Sprintf("%s data (Simple step %d, tail %d)", e.Desc, e.Step, f.tail.Load())
 		}); err != nil {
 			return nil, err

@@ -59,18 +59,23 @@ func (a *Abort) Err() error {
 // Done is closed when the abort is triggered.
 func (a *Abort) Done() <-chan struct{} { return a.done }
 
-// Wait policy: spin on the word, then yield the processor, then park. The
-// counts keep a waiter from holding a P for long on an oversubscribed
-// machine (2 cores, dozens of channel goroutines): Go preempts a spinning
-// goroutine only after 10 ms, so spinning must stay short.
-const (
-	spinIters  = 64
-	yieldIters = 64
-)
+// Wait policy: spin on the word, then yield the processor, then park.
+// Spinning is short: Go preempts a spinning goroutine only after 10 ms, so a
+// long spin on an oversubscribed machine (2 cores, dozens of channel
+// goroutines) starves the goroutine it waits for. Yielding is bounded by
+// time: a peer usually answers within microseconds, while a park costs a
+// wake-up through the scheduler, and a parked peer makes its partner wait
+// long enough to park too. Yielding is cheap when other goroutines need the
+// processor: they run.
+const spinIters = 64
 
-// Waiter parks one goroutine (a channel's runner) until a poster wakes it.
-// Every FIFO end names the waiter of the goroutine that consumes it, so a
-// poster wakes exactly the goroutine that may be waiting on its word.
+// DefaultYieldFor bounds the yield phase of a wait.
+var DefaultYieldFor = 50 * time.Microsecond
+
+// Waiter parks one goroutine at a time (the runner of a channel, or a
+// Synchronize caller) until a poster wakes it. Every FIFO end names the
+// waiter of the channel that consumes it, so a poster wakes exactly the
+// goroutine that may be waiting on its word.
 type Waiter struct {
 	// sleeping is written by the waiting goroutine (1 just before it parks,
 	// 0 when it resumes) and read by posters after they publish. Seq-cst
@@ -80,13 +85,14 @@ type Waiter struct {
 	wake     chan struct{} // capacity 1: a wake is never lost, extras are harmless
 	timer    *time.Timer   // owned by the waiting goroutine
 
-	Abort   *Abort
-	Timeout time.Duration // no progress for this long aborts; <= 0 waits forever
+	Abort    *Abort
+	Timeout  time.Duration // no progress for this long aborts; <= 0 waits forever
+	YieldFor time.Duration // length of the yield phase
 }
 
 // NewWaiter returns a waiter bound to an abort signal and a timeout.
 func NewWaiter(abort *Abort, timeout time.Duration) *Waiter {
-	return &Waiter{wake: make(chan struct{}, 1), Abort: abort, Timeout: timeout}
+	return &Waiter{wake: make(chan struct{}, 1), Abort: abort, Timeout: timeout, YieldFor: DefaultYieldFor}
 }
 
 // Wake is called by a poster after it published a word the waiter may be
@@ -104,17 +110,23 @@ func (w *Waiter) Wake() {
 // signal fires, or an ErrTimeout error after Timeout without ready().
 // what describes the wait for the timeout message.
 func (w *Waiter) Wait(ready func() bool, what func() string) error {
+	return w.WaitKick(ready, nil, what)
+}
+
+// WaitKick is Wait that calls kick once if ready() is not true at once:
+// kick asks whoever must act for ready() to become true to get going (a
+// peer channel whose queued work nobody has started yet).
+func (w *Waiter) WaitKick(ready func() bool, kick func(), what func() string) error {
 	for i := 0; i < spinIters; i++ {
 		if ready() {
 			return nil
 		}
+		if i == 0 && kick != nil {
+			kick()
+		}
 	}
-	return w.waitSlow(ready, what)
-}
-
-func (w *Waiter) waitSlow(ready func() bool, what func() string) error {
 	start := time.Now()
-	for i := 0; i < yieldIters; i++ {
+	for i := 0; i < spinIters || i%16 != 0 || time.Since(start) < w.YieldFor; i++ {
 		if w.Abort.Aborted() {
 			return w.Abort.Err()
 		}
@@ -123,6 +135,17 @@ func (w *Waiter) waitSlow(ready func() bool, what func() string) error {
 			return nil
 		}
 	}
+	return w.park(ready, what, start)
+}
+
+// Park waits like Wait but skips spinning and yielding: for a goroutine
+// that knows the word will not change soon (an idle channel whose work
+// another goroutine is running).
+func (w *Waiter) Park(ready func() bool, what func() string) error {
+	return w.park(ready, what, time.Now())
+}
+
+func (w *Waiter) park(ready func() bool, what func() string, start time.Time) error {
 	for {
 		if w.Abort.Aborted() {
 			return w.Abort.Err()
