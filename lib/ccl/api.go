@@ -312,8 +312,15 @@ type kernelKey struct {
 // kernel returns the cached reduction kernel for (dt, op): kernels are
 // immutable, so operations share them.
 func (c *Comm) kernel(dt DataType, op RedOp) (*reduce.Kernel, error) {
-	if op.Op != reduce.PreMulSum {
-		op.Scalar = 0
+	if op.Op != reduce.PreMulSum && dt.Valid() && op.Op.Valid() {
+		if k := c.opKernels[dt][op.Op]; k != nil {
+			return k, nil
+		}
+		k, err := reduce.NewKernel(dt, op.Op, 0, c.Size())
+		if err == nil {
+			c.opKernels[dt][op.Op] = k
+		}
+		return k, err
 	}
 	key := kernelKey{dt, op}
 	if k, ok := c.kernels[key]; ok {

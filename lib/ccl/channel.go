@@ -27,7 +27,8 @@ type channel struct {
 	idle   *proto.Waiter // waits for work: stop signal, no timeout
 
 	mu    sync.Mutex
-	queue []*chanWork // guarded by mu
+	queue []*chanWork // guarded by mu; queue[head:] is still to run
+	head  int         // guarded by mu
 	// posted counts work items ever queued. Written (Add) by the enqueuing
 	// goroutine after appending under mu; read by runners and waiters.
 	posted atomic.Uint64
@@ -53,6 +54,13 @@ func newChannel(c *Comm, id int) *channel {
 		idle:   proto.NewWaiter(c.stop, 0),
 		exited: make(chan struct{}),
 	}
+	// While every runner can have a processor, waits spin longer before
+	// they yield (see proto.Waiter.SpinFor). Runners: channel 0 of each
+	// rank (run by the caller's Synchronize) plus the other channels'
+	// goroutines.
+	if c.w.n*c.w.set.maxCh <= runtime.GOMAXPROCS(0) {
+		ch.waiter.SpinFor = proto.DefaultSpinFor
+	}
 	if ch.nRanks > 1 {
 		ch.allReduceSteps = algo.RingAllReduce(ch.nRanks, ch.ix)
 	}
@@ -62,7 +70,7 @@ func newChannel(c *Comm, id int) *channel {
 // chanWork is one plan's work for one channel.
 type chanWork struct {
 	plan   *plan
-	colls  []*collWork
+	colls  []collWork
 	rounds []*p2pRound
 }
 
@@ -98,9 +106,11 @@ func (ch *channel) tryDrain() bool {
 	}
 	for ch.pending() {
 		ch.mu.Lock()
-		w := ch.queue[0]
-		ch.queue[0] = nil
-		ch.queue = ch.queue[1:]
+		w := ch.queue[ch.head]
+		ch.queue[ch.head] = nil
+		if ch.head++; ch.head == len(ch.queue) {
+			ch.queue, ch.head = ch.queue[:0], 0 // reuse the array
+		}
 		ch.mu.Unlock()
 		ch.taken.Add(1)
 		ch.run(w)
@@ -145,8 +155,8 @@ func (ch *channel) loop() {
 func (ch *channel) run(w *chanWork) {
 	var err error
 	if err = ch.comm.w.abort.Err(); err == nil {
-		for _, cw := range w.colls {
-			if err = ch.runColl(cw); err != nil {
+		for i := range w.colls {
+			if err = ch.runColl(&w.colls[i]); err != nil {
 				break
 			}
 		}

@@ -3,10 +3,13 @@ package ccl
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
+	"github.com/gccl/gccl/lib/prims"
 	"github.com/gccl/gccl/lib/proto"
 	"github.com/gccl/gccl/lib/reduce"
 	"github.com/gccl/gccl/lib/topo"
@@ -34,9 +37,33 @@ type world struct {
 	abort *proto.Abort
 
 	transports []transport.Transport
+	geom       [proto.NumProtocols][4][2]geometry // [proto][log2 elt][chunkSteps/4]
 
 	mu    sync.Mutex // guards conns
 	conns map[connKey]*ends
+}
+
+// geometry is a protocol's chunking for one element size, computed once.
+type geometry struct{ grain, chunkElems int }
+
+// geometry returns the grain and chunk size of protocol p for elements of
+// elt bytes and chunkSteps steps per chunk (1 or 4).
+func (w *world) geometry(p proto.Protocol, elt, chunkSteps int) geometry {
+	return w.geom[p][bits.TrailingZeros(uint(elt))][chunkSteps/4]
+}
+
+func (w *world) initGeometry() {
+	for _, p := range proto.All() {
+		for e := range w.geom[p] {
+			for k, steps := range []int{1, 4} {
+				elt := 1 << e
+				w.geom[p][e][k] = geometry{
+					grain:      prims.GrainElems(p, elt),
+					chunkElems: prims.ChunkElems(p, w.set.buff[p], steps, elt),
+				}
+			}
+		}
+	}
 }
 
 type connKey struct {
@@ -101,6 +128,31 @@ func (c *Comm) connect(from, to, ch int, p2p bool, p proto.Protocol) (*ends, err
 	return e, nil
 }
 
+// ringConn holds a channel's ring ends: to the next rank and from the previous one.
+type ringConn struct {
+	send *proto.SendEnd
+	recv *proto.RecvEnd
+}
+
+// ringConn returns channel ch's ring ends for protocol p, connecting them on first use.
+func (c *Comm) ringConn(ch int, p proto.Protocol) (*ringConn, error) {
+	if rc := c.ringConns[ch][p]; rc != nil {
+		return rc, nil
+	}
+	ring := c.w.rings[ch]
+	out, err := c.connect(c.rank, ring.Next(c.rank), ch, false, p)
+	if err != nil {
+		return nil, err
+	}
+	in, err := c.connect(ring.Prev(c.rank), c.rank, ch, false, p)
+	if err != nil {
+		return nil, err
+	}
+	rc := &ringConn{send: out.send, recv: in.recv}
+	c.ringConns[ch][p] = rc
+	return rc, nil
+}
+
 // Comm is one rank's communicator. Its methods are called by one goroutine
 // at a time; the channel goroutines run the work.
 type Comm struct {
@@ -115,8 +167,13 @@ type Comm struct {
 	enqueued   uint64 // plans enqueued so far
 	destroyed  bool
 	last       Choice
-	kernels    map[kernelKey]*reduce.Kernel
-	ends       map[connKey]*ends // this rank's view of world.conns, without the lock
+	kernels    map[kernelKey]*reduce.Kernel                       // PreMulSum kernels by scalar
+	opKernels  [reduce.NumDataTypes][reduce.NumOps]*reduce.Kernel // the other ops
+	ringConns  [][proto.NumProtocols]*ringConn                    // per channel: to the next rank, from the previous
+	single     [1]task                                            // the implicit group of a call outside a group
+	inflight   []*plan                                            // enqueued plans, not yet recycled
+	freePlans  []*plan                                            // finished plans to reuse
+	ends       map[connKey]*ends                                  // this rank's view of world.conns, without the lock
 
 	// finished counts plans whose every channel is done. Written (Add) by
 	// the channel goroutine that finishes a plan last; read by Synchronize.
@@ -146,12 +203,17 @@ func InitAll(n int, cfg Config) ([]*Comm, error) {
 		transports: []transport.Transport{transport.InProc{}},
 		conns:      map[connKey]*ends{},
 	}
+	w.initGeometry()
 	for r := 0; r < n; r++ {
 		w.peers = append(w.peers, transport.Peer{Rank: r, Host: host, Pid: os.Getpid()})
 	}
 	for r := 0; r < n; r++ {
 		c := &Comm{w: w, rank: r, stop: proto.NewAbort()}
+		c.ringConns = make([][proto.NumProtocols]*ringConn, set.maxCh)
 		c.syncWaiter = proto.NewWaiter(w.abort, 0)
+		if n*set.maxCh <= runtime.GOMAXPROCS(0) {
+			c.syncWaiter.SpinFor = proto.DefaultSpinFor
+		}
 		for ch := 0; ch < set.maxCh; ch++ {
 			c.channels = append(c.channels, newChannel(c, ch))
 		}
@@ -195,7 +257,11 @@ func (c *Comm) Synchronize() error {
 			return err
 		}
 	}
-	return c.w.abort.Err()
+	if err := c.w.abort.Err(); err != nil {
+		return err
+	}
+	c.recyclePlans()
+	return nil
 }
 
 // usable returns the error that makes a call on c fail before it enqueues.
@@ -244,14 +310,60 @@ func (c *Comm) fail(ch int, err error) {
 // plan is one "kernel launch": the per-channel work of one group.
 type plan struct {
 	comm *Comm
+	work []chanWork // per channel; those with a nil plan have no work
 	// pending counts the channels still running the plan. Written (Add) by
 	// each channel goroutine when it finishes its part.
 	pending atomic.Int32
 }
 
+// channel returns channel ch's work in this plan, marking it as used.
+func (p *plan) channel(ch int) *chanWork {
+	w := &p.work[ch]
+	w.plan = p
+	return w
+}
+
+// channelDone is called by each channel goroutine when it finished its
+// part. The last one publishes the plan as finished; from then on the plan
+// belongs to the issuing goroutine again (which recycles it), so nothing
+// here touches it after the Add.
 func (p *plan) channelDone() {
+	c := p.comm
 	if p.pending.Add(-1) == 0 {
-		p.comm.finished.Add(1)
-		p.comm.syncWaiter.Wake()
+		c.finished.Add(1)
+		c.syncWaiter.Wake()
 	}
+}
+
+// newPlan returns an empty plan, reusing one that has finished: steady
+// operation allocates nothing per call.
+func (c *Comm) newPlan() *plan {
+	if len(c.inflight) > 0 && c.finished.Load() == c.enqueued {
+		c.recyclePlans()
+	}
+	var pl *plan
+	if n := len(c.freePlans); n > 0 {
+		pl = c.freePlans[n-1]
+		c.freePlans = c.freePlans[:n-1]
+	} else {
+		pl = &plan{comm: c, work: make([]chanWork, len(c.channels))}
+	}
+	c.inflight = append(c.inflight, pl)
+	return pl
+}
+
+// recyclePlans returns every in-flight plan to the free list; called only
+// when all of them have finished. It drops the user buffers they reference.
+func (c *Comm) recyclePlans() {
+	for _, pl := range c.inflight {
+		for i := range pl.work {
+			w := &pl.work[i]
+			clear(w.colls)
+			clear(w.rounds)
+			w.plan, w.colls, w.rounds = nil, w.colls[:0], w.rounds[:0]
+		}
+		c.freePlans = append(c.freePlans, pl)
+	}
+	clear(c.inflight)
+	c.inflight = c.inflight[:0]
 }

@@ -58,41 +58,33 @@ func (c *Comm) addTask(t task) error {
 		c.groupTasks = append(c.groupTasks, t)
 		return nil
 	}
-	return c.launch([]task{t})
+	c.single[0] = t
+	err := c.launch(c.single[:])
+	c.single[0] = task{} // drop the buffers
+	return err
 }
 
 // launch builds the plan of a group's tasks and posts each channel's part.
 func (c *Comm) launch(tasks []task) error {
-	pl := &plan{comm: c}
-	// One allocation holds every channel's work; a channel that gets none
-	// keeps a nil plan and is not posted.
-	slots := make([]chanWork, len(c.channels))
-	works := make([]*chanWork, len(c.channels))
-	work := func(ch int) *chanWork {
-		if works[ch] == nil {
-			works[ch] = &slots[ch]
-		}
-		return works[ch]
-	}
+	pl := c.newPlan()
 	var p2p []task
 	for _, t := range tasks {
 		if t.coll == CollSend || t.coll == CollRecv {
 			p2p = append(p2p, t)
 			continue
 		}
-		if err := c.planColl(t, work); err != nil {
+		if err := c.planColl(t, pl); err != nil {
 			return err
 		}
 	}
 	if len(p2p) > 0 {
-		if err := c.planP2P(p2p, work); err != nil {
+		if err := c.planP2P(p2p, pl); err != nil {
 			return err
 		}
 	}
-	n := 0
-	for _, w := range works {
-		if w != nil {
-			w.plan = pl
+	n := int32(0)
+	for i := range pl.work {
+		if pl.work[i].plan != nil {
 			n++
 		}
 	}
@@ -101,10 +93,10 @@ func (c *Comm) launch(tasks []task) error {
 		c.finished.Add(1)
 		return nil
 	}
-	pl.pending.Store(int32(n))
-	for i, w := range works {
-		if w != nil {
-			c.channels[i].post(w)
+	pl.pending.Store(n)
+	for i := range pl.work {
+		if pl.work[i].plan != nil {
+			c.channels[i].post(&pl.work[i])
 		}
 	}
 	return nil
@@ -130,7 +122,7 @@ func (c *Comm) chooseProto(bytesPerRank int) proto.Protocol {
 	return proto.Simple
 }
 
-func (c *Comm) planColl(t task, work func(int) *chanWork) error {
+func (c *Comm) planColl(t task, pl *plan) error {
 	n := c.Size()
 	bytes := t.count * t.elt
 	p := c.chooseProto(bytes)
@@ -138,32 +130,26 @@ func (c *Comm) planColl(t task, work func(int) *chanWork) error {
 	if p == proto.Simple && (t.coll == CollAllReduce || t.coll == CollAllGather || t.coll == CollReduceScatter) {
 		chunkSteps, sliceSteps = 4, 2 // CHUNKSTEPS / SLICESTEPS
 	}
-	grain := prims.GrainElems(p, t.elt)
-	chunkElems := prims.ChunkElems(p, c.w.set.buff[p], chunkSteps, t.elt)
+	g := c.w.geometry(p, t.elt, chunkSteps)
+	grain, chunkElems := g.grain, g.chunkElems
 	nCh := c.nChannels()
 	active := algo.ActiveChannels(t.count, nCh, grain)
 	c.last = Choice{Coll: t.coll, Algo: "Ring", Proto: p.String(), NChannels: active, Bytes: int64(bytes)}
 	for ch := 0; ch < active; ch++ {
 		start, cnt := algo.ChannelPart(t.count, nCh, grain, ch)
-		w := &collWork{
+		w := collWork{
 			coll: t.coll, proto: p, kernel: t.kernel, elt: t.elt, in: t.send, out: t.recv,
 			count: t.count, root: t.root, partStart: start, partCount: cnt,
 			chunkElems: chunkElems, grain: grain, chunkSteps: chunkSteps, sliceSteps: sliceSteps,
 		}
 		if n > 1 {
-			ring := c.w.rings[ch]
-			next, prev := ring.Next(c.rank), ring.Prev(c.rank)
-			out, err := c.connect(c.rank, next, ch, false, p)
+			rc, err := c.ringConn(ch, p)
 			if err != nil {
 				return err
 			}
-			in, err := c.connect(prev, c.rank, ch, false, p)
-			if err != nil {
-				return err
-			}
-			w.send, w.recv = out.send, in.recv
+			w.send, w.recv = rc.send, rc.recv
 		}
-		cw := work(ch)
+		cw := pl.channel(ch)
 		cw.colls = append(cw.colls, w)
 	}
 	return nil
@@ -173,7 +159,7 @@ func (c *Comm) planColl(t task, work func(int) *chanWork) error {
 // In round d rank r sends to r+d and receives from r-d; a transfer's parts
 // go to channels rotated by d, so both partners put each part on the same
 // channel and round.
-func (c *Comm) planP2P(tasks []task, work func(int) *chanWork) error {
+func (c *Comm) planP2P(tasks []task, pl *plan) error {
 	n, me := c.Size(), c.rank
 	nCh := c.nChannels()
 	sendsTo := make([][]task, n)
@@ -198,7 +184,7 @@ func (c *Comm) planP2P(tasks []task, work func(int) *chanWork) error {
 			}
 			round.self = append(round.self, selfCopy{dst: r[i].recv[:rb], src: s[i].send[:sb]})
 		}
-		cw := work(0)
+		cw := pl.channel(0)
 		cw.rounds = append(cw.rounds, round)
 	}
 	rounds := make([]*p2pRound, nCh) // this delta's round per channel
@@ -217,7 +203,7 @@ func (c *Comm) planP2P(tasks []task, work func(int) *chanWork) error {
 		}
 		for ch, r := range rounds {
 			if r != nil {
-				cw := work(ch)
+				cw := pl.channel(ch)
 				cw.rounds = append(cw.rounds, r)
 			}
 		}

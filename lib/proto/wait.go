@@ -69,6 +69,10 @@ func (a *Abort) Done() <-chan struct{} { return a.done }
 // processor: they run.
 const spinIters = 64
 
+// DefaultSpinFor is the spin phase of a wait whose communicator has a
+// processor for every runner (see Waiter.SpinFor).
+const DefaultSpinFor = 20 * time.Microsecond
+
 // DefaultYieldFor bounds the yield phase of a wait.
 var DefaultYieldFor = 50 * time.Microsecond
 
@@ -88,6 +92,13 @@ type Waiter struct {
 	Abort    *Abort
 	Timeout  time.Duration // no progress for this long aborts; <= 0 waits forever
 	YieldFor time.Duration // length of the yield phase
+	// SpinFor extends the spin phase beyond spinIters checks. Set it only
+	// when every goroutine that may wait has a processor of its own: then
+	// the peer is running and yielding would only hand the scheduler a
+	// chance to put both partners on one processor (Gosched goes through the
+	// global run queue). When goroutines outnumber processors, leave it 0:
+	// the peer may need this very processor.
+	SpinFor time.Duration
 }
 
 // NewWaiter returns a waiter bound to an abort signal and a timeout.
@@ -116,16 +127,28 @@ func (w *Waiter) Wait(ready func() bool, what func() string) error {
 // WaitKick is Wait that calls kick once if ready() is not true at once:
 // kick asks whoever must act for ready() to become true to get going (a
 // peer channel whose queued work nobody has started yet).
+//
+// The kick waits a little (kickAfter): the peer's own caller usually runs
+// the work itself within a microsecond, and waking its idle goroutine early
+// only makes the two race for it.
 func (w *Waiter) WaitKick(ready func() bool, kick func(), what func() string) error {
 	for i := 0; i < spinIters; i++ {
 		if ready() {
 			return nil
 		}
-		if i == 0 && kick != nil {
-			kick()
-		}
 	}
 	start := time.Now()
+	if w.SpinFor > 0 {
+		for i := 1; ; i++ {
+			if ready() {
+				return nil
+			}
+			if i%spinIters == 0 && (time.Since(start) > w.SpinFor || w.Abort.Aborted()) {
+				break
+			}
+		}
+	}
+	kicked := kick == nil
 	for i := 0; i < spinIters || i%16 != 0 || time.Since(start) < w.YieldFor; i++ {
 		if w.Abort.Aborted() {
 			return w.Abort.Err()
@@ -134,9 +157,20 @@ func (w *Waiter) WaitKick(ready func() bool, kick func(), what func() string) er
 		if ready() {
 			return nil
 		}
+		if !kicked && i%16 == 15 && time.Since(start) > kickAfter {
+			kick()
+			kicked = true
+		}
+	}
+	if !kicked {
+		kick()
 	}
 	return w.park(ready, what, start)
 }
+
+// kickAfter is how long a wait lets a peer's queued work start by itself
+// before it wakes the peer channel's goroutine.
+const kickAfter = 10 * time.Microsecond
 
 // Park waits like Wait but skips spinning and yielding: for a goroutine
 // that knows the word will not change soon (an idle channel whose work

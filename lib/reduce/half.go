@@ -33,7 +33,7 @@ func F16ToFloat32(h uint16) float32 {
 // the payload kept.
 func F16FromFloat32(f float32) uint16 {
 	b := math.Float32bits(f)
-	if f16Normal(b) { // (halfFormat.encode repeats this test to inline it)
+	if f16Normal(b) { // (the 16-bit loops repeat this test, to inline it)
 		return f16FromNormal(b)
 	}
 	return f16FromFloat32Slow(b)

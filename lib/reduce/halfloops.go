@@ -72,8 +72,8 @@ type halfStep uint8
 const (
 	hAdd       halfStep = iota // a + b
 	hMul                       // a * b
-	hMax                       // maxOf(a, b)
-	hMin                       // minOf(a, b)
+	hMax                       // a > b ? a : b
+	hMin                       // a < b ? a : b
 	hAddScaled                 // a + round(b * k)
 	hAddDiv                    // round(a + b) / k
 	hScale                     // s * k (unary)
@@ -97,9 +97,9 @@ func halfBinary(f halfFormat, step halfStep, k float32) binaryFn {
 			case hMul:
 				mul(bx, bx, by)
 			case hMax:
-				maxLoop(bx, bx, by)
+				maxFloat[float32, uint32](bx, bx, by)
 			case hMin:
-				minLoop(bx, bx, by)
+				minFloat[float32, uint32](bx, bx, by)
 			case hAddScaled:
 				scale(by, by, k)
 				f.round(by)

@@ -12,10 +12,10 @@ import (
 //
 // Every method takes raw little-endian element bytes. All its slices must
 // have the same length, a multiple of the type's Size(); a method panics
-// otherwise. Slices may start at any byte offset (unaligned ones are staged
-// through aligned scratch, slower but exact), the destination may be exactly
-// the same slice as a source (in place), but it must not partially overlap
-// one. Empty slices are fine.
+// otherwise. Slices may start at any byte offset (ones not aligned for the
+// element type are staged through aligned scratch: exact, but slower). The
+// destination may be exactly the same slice as a source (in place), but it
+// must not partially overlap one. Empty slices are fine.
 //
 // Semantics, per element:
 //   - OP is + for Sum, Avg and PreMulSum, * for Prod, and a > b ? a : b
@@ -32,7 +32,10 @@ import (
 //     after every operation (so pre's product, the sum and the quotient are
 //     each rounded to the 16-bit type, as if stored between steps).
 //     float32 and float64 round each operation in their own type; PreMulSum
-//     never fuses its product and sum into an FMA.
+//     never fuses its product and sum into an FMA. Avg divides by
+//     float32(nRanks) or float64(nRanks), exact up to 2^24 ranks.
+//   - A NaN result is a NaN; which operand's payload it carries is
+//     unspecified. 16-bit NaN results are quiet.
 type Kernel struct {
 	t    DataType
 	op   Op
@@ -79,23 +82,23 @@ func NewKernel(t DataType, op Op, scalar float64, nRanks int) (*Kernel, error) {
 	var l loops
 	switch t {
 	case Int8:
-		l = nativeLoops(int8(scalar), int32(nRanks))
+		l = nativeLoops(int8(scalar), int32(nRanks), maxLoop[int8], minLoop[int8])
 		l.add = addBytes
 	case Uint8:
-		l = nativeLoops(uint8(scalar), uint32(nRanks))
+		l = nativeLoops(uint8(scalar), uint32(nRanks), maxLoop[uint8], minLoop[uint8])
 		l.add = addBytes
 	case Int32:
-		l = nativeLoops(int32(scalar), int32(nRanks))
+		l = nativeLoops(int32(scalar), int32(nRanks), maxLoop[int32], minLoop[int32])
 	case Uint32:
-		l = nativeLoops(uint32(scalar), uint32(nRanks))
+		l = nativeLoops(uint32(scalar), uint32(nRanks), maxLoop[uint32], minLoop[uint32])
 	case Int64:
-		l = nativeLoops(int64(scalar), int64(nRanks))
+		l = nativeLoops(int64(scalar), int64(nRanks), maxLoop[int64], minLoop[int64])
 	case Uint64:
-		l = nativeLoops(uint64(scalar), uint64(nRanks))
+		l = nativeLoops(uint64(scalar), uint64(nRanks), maxLoop[uint64], minLoop[uint64])
 	case Float32:
-		l = nativeLoops(float32(scalar), float32(nRanks))
+		l = nativeLoops(float32(scalar), float32(nRanks), maxFloat[float32, uint32], minFloat[float32, uint32])
 	case Float64:
-		l = nativeLoops(scalar, float64(nRanks))
+		l = nativeLoops(scalar, float64(nRanks), maxFloat[float64, uint64], minFloat[float64, uint64])
 	case Float16:
 		l = halfLoops(fmtF16, F16ToFloat32(F16FromFloat64(scalar)), float32(nRanks))
 	case Bfloat16:
@@ -126,13 +129,14 @@ func NewKernel(t DataType, op Op, scalar float64, nRanks int) (*Kernel, error) {
 }
 
 // nativeLoops builds the loops for a Go numeric type T. k is PreMulSum's
-// scalar in T; n is Avg's divisor in the type W the division is done in.
-func nativeLoops[T, W number](k T, n W) loops {
+// scalar in T; n is Avg's divisor in the type W the division is done in;
+// maxFn and minFn are T's Max and Min loops (integers and floats differ).
+func nativeLoops[T, W number](k T, n W, maxFn, minFn func(d, a, b []T)) loops {
 	return loops{
 		add:       func(d, a, b []byte) { add(view[T](d), view[T](a), view[T](b)) },
 		mul:       func(d, a, b []byte) { mul(view[T](d), view[T](a), view[T](b)) },
-		max:       func(d, a, b []byte) { maxLoop(view[T](d), view[T](a), view[T](b)) },
-		min:       func(d, a, b []byte) { minLoop(view[T](d), view[T](a), view[T](b)) },
+		max:       func(d, a, b []byte) { maxFn(view[T](d), view[T](a), view[T](b)) },
+		min:       func(d, a, b []byte) { minFn(view[T](d), view[T](a), view[T](b)) },
 		addScaled: func(d, a, b []byte) { addScaled(view[T](d), view[T](a), view[T](b), k) },
 		addDiv:    func(d, a, b []byte) { addDiv(view[T](d), view[T](a), view[T](b), n) },
 		scale:     func(d, s []byte) { scale(view[T](d), view[T](s), k) },
@@ -172,20 +176,20 @@ func checkScalar(t DataType, s float64) error {
 	case Uint64:
 		lo, hi = 0, 2*-float64(math.MinInt64) // 2^64
 	default:
-		var max float64
-		var inf bool
+		var largest float64 // largest finite value of t
+		var inf bool        // s rounds to ±Inf in t
 		switch t {
 		case Float16:
-			max, inf = 65504, F16FromFloat64(s)&0x7fff == 0x7c00
+			largest, inf = 65504, F16FromFloat64(s)&0x7fff == 0x7c00
 		case Bfloat16:
-			max, inf = float64(BF16ToFloat32(0x7f7f)), BF16FromFloat64(s)&0x7fff == 0x7f80
+			largest, inf = float64(BF16ToFloat32(0x7f7f)), BF16FromFloat64(s)&0x7fff == 0x7f80
 		case Float32:
-			max, inf = math.MaxFloat32, math.IsInf(float64(float32(s)), 0)
+			largest, inf = math.MaxFloat32, math.IsInf(float64(float32(s)), 0)
 		case Float64:
-			max = math.MaxFloat64
+			largest = math.MaxFloat64
 		}
 		if math.IsNaN(s) || math.IsInf(s, 0) || inf {
-			return fmt.Errorf("reduce: premulsum scalar %v is not representable in %v (must be finite, magnitude at most about %g)", s, t, max)
+			return fmt.Errorf("reduce: premulsum scalar %v is not representable in %v (must be finite and round to at most %g in magnitude)", s, t, largest)
 		}
 		return nil
 	}

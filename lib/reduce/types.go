@@ -26,6 +26,12 @@ const (
 	numDataTypes
 )
 
+// NumDataTypes and NumOps size tables indexed by type or operator.
+const (
+	NumDataTypes = int(numDataTypes)
+	NumOps       = int(numOps)
+)
+
 var dataTypeNames = [numDataTypes]string{
 	Int8: "int8", Uint8: "uint8", Int32: "int32", Uint32: "uint32",
 	Int64: "int64", Uint64: "uint64", Float16: "half", Float32: "float",
