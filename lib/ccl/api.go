@@ -65,14 +65,21 @@ func (c *Comm) Recv(buf []byte, count int, dt DataType, peer int) error {
 
 // AlltoAll sends block p (count elements) of send to rank p and receives
 // rank p's block into block p of recv: one group of sends and receives.
-// send and recv must not overlap.
+// In place (send and recv the same buffer) the receives land in a staging
+// buffer that is copied into recv once the whole plan is done; any other
+// overlap is an error.
 func (c *Comm) AlltoAll(send, recv []byte, count int, dt DataType) error {
 	n := c.Size()
 	if err := c.checkBuffers(CollAlltoAll, send, recv, count, dt, n, n); err != nil {
 		return c.groupFail(err)
 	}
-	if overlaps(send[:c.bytes(count*n, dt)], recv[:c.bytes(count*n, dt)]) {
-		return c.groupFail(fmt.Errorf("ccl: alltoall: send and recv overlap; in-place alltoall is not supported, use distinct buffers"))
+	total := c.bytes(count*n, dt)
+	dst, staged := recv[:total], false
+	if overlaps(send[:total], dst) {
+		if !sameStart(send, recv) {
+			return c.groupFail(fmt.Errorf("ccl: alltoall on rank %d: send and recv overlap without being the same buffer", c.rank))
+		}
+		dst, staged = make([]byte, total), true
 	}
 	return c.grouped(func() error {
 		b := c.bytes(count, dt)
@@ -80,9 +87,12 @@ func (c *Comm) AlltoAll(send, recv []byte, count int, dt DataType) error {
 			if err := c.Send(send[p*b:(p+1)*b], count, dt, p); err != nil {
 				return err
 			}
-			if err := c.Recv(recv[p*b:(p+1)*b], count, dt, p); err != nil {
+			if err := c.Recv(dst[p*b:(p+1)*b], count, dt, p); err != nil {
 				return err
 			}
+		}
+		if staged {
+			return c.addTask(task{coll: collStagedCopy, send: dst, recv: recv[:total]})
 		}
 		return nil
 	})

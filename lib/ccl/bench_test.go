@@ -14,7 +14,7 @@ import (
 //
 //	go test ./lib/ccl -run '^$' -bench AllReduce -benchtime 200x
 func BenchmarkAllReduce(b *testing.B) {
-	sizes := []int{8, 64, 512, 4 << 10, 32 << 10, 256 << 10, 2 << 20, 16 << 20, 64 << 20}
+	sizes := []int{8, 64, 512, 4 << 10, 32 << 10, 256 << 10, 2 << 20, 16 << 20, 32 << 20, 64 << 20}
 	for _, n := range []int{2, 4} {
 		for _, p := range []string{"LL", "LL128", "Simple"} {
 			for _, nch := range []int{1, 2, 4} {

@@ -311,6 +311,9 @@ func (c *Comm) fail(ch int, err error) {
 type plan struct {
 	comm *Comm
 	work []chanWork // per channel; those with a nil plan have no work
+	// finalCopies run after every channel finished, by the last one
+	// (in-place alltoall's staging buffer into the output).
+	finalCopies []selfCopy
 	// pending counts the channels still running the plan. Written (Add) by
 	// each channel goroutine when it finishes its part.
 	pending atomic.Int32
@@ -330,8 +333,19 @@ func (p *plan) channel(ch int) *chanWork {
 func (p *plan) channelDone() {
 	c := p.comm
 	if p.pending.Add(-1) == 0 {
+		p.finish()
 		c.finished.Add(1)
 		c.syncWaiter.Wake()
+	}
+}
+
+// finish runs the plan's final copies, unless the communicators aborted.
+func (p *plan) finish() {
+	if p.comm.w.abort.Aborted() {
+		return
+	}
+	for _, c := range p.finalCopies {
+		copy(c.dst, c.src)
 	}
 }
 
@@ -362,6 +376,8 @@ func (c *Comm) recyclePlans() {
 			clear(w.rounds)
 			w.plan, w.colls, w.rounds = nil, w.colls[:0], w.rounds[:0]
 		}
+		clear(pl.finalCopies)
+		pl.finalCopies = pl.finalCopies[:0]
 		c.freePlans = append(c.freePlans, pl)
 	}
 	clear(c.inflight)

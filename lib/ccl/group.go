@@ -73,6 +73,10 @@ func (c *Comm) launch(tasks []task) error {
 			p2p = append(p2p, t)
 			continue
 		}
+		if t.coll == collStagedCopy {
+			pl.finalCopies = append(pl.finalCopies, selfCopy{dst: t.recv, src: t.send})
+			continue
+		}
 		if err := c.planColl(t, pl); err != nil {
 			return err
 		}
@@ -90,6 +94,7 @@ func (c *Comm) launch(tasks []task) error {
 	}
 	c.enqueued++
 	if n == 0 {
+		pl.finish()
 		c.finished.Add(1)
 		return nil
 	}

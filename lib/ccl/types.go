@@ -71,9 +71,13 @@ const (
 	CollScatter
 	CollSend
 	CollRecv
+
+	// collStagedCopy is internal: copy send into recv after the rest of the
+	// plan (in-place alltoall's staging buffer).
+	collStagedCopy
 )
 
-var collNames = [...]string{"allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "gather", "scatter", "send", "recv"}
+var collNames = [...]string{"allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "gather", "scatter", "send", "recv", "stagedcopy"}
 
 func (c Coll) String() string {
 	if c < 0 || int(c) >= len(collNames) {

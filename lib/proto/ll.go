@@ -35,25 +35,31 @@ func (e *SendEnd) LLSend(data []byte) error {
 	i := 0
 	for ; i+LLDataPerLine <= n; i += LLDataPerLine {
 		v := binary.LittleEndian.Uint64(data[i:])
-		atomic.StoreUint64(&words[w], v&0xffffffff|flag)
-		atomic.StoreUint64(&words[w+1], v>>32|flag)
+		storeRelaxed64(&words[w], v&0xffffffff|flag)
+		storeRelaxed64(&words[w+1], v>>32|flag)
 		w += 2
 	}
 	if i < n {
 		var tail [LLDataPerLine]byte
 		copy(tail[:], data[i:])
 		v := binary.LittleEndian.Uint64(tail[:])
-		atomic.StoreUint64(&words[w], v&0xffffffff|flag)
-		atomic.StoreUint64(&words[w+1], v>>32|flag)
+		storeRelaxed64(&words[w], v&0xffffffff|flag)
+		storeRelaxed64(&words[w+1], v>>32|flag)
 		w += 2
 	}
 	if e.Step&f.ll.Clean == f.ll.Clean {
 		// Refresh every other line of the slot so no flag grows stale enough
 		// to alias a future step once the flag space wraps.
 		for ; w < len(words); w += 2 {
-			atomic.StoreUint64(&words[w], flag)
-			atomic.StoreUint64(&words[w+1], flag)
+			storeRelaxed64(&words[w], flag)
+			storeRelaxed64(&words[w+1], flag)
 		}
+	}
+	if w > 0 {
+		// Store the last word again with a full barrier: the wake check
+		// below loads Waiter.sleeping, and that load must not pass the
+		// line stores (the Dekker pair with the receiver going to sleep).
+		atomic.StoreUint64(&words[w-1], words[w-1])
 	}
 	e.Step++
 	f.RecvWaiter.Wake()
@@ -67,6 +73,17 @@ func (e *RecvEnd) LLRecv(dst []byte) error {
 	words := f.llWords(e.Step)
 	flag := f.ll.flag(e.Step)
 	n := len(dst)
+	if n > LLDataPerLine {
+		// Wait for the step's last line first: the sender writes lines in
+		// order, so the sweep below then finds every flag already set,
+		// instead of polling each line while the sender is still writing
+		// its cache line (one coherence round trip per step, not per line).
+		// Every line's flags are still checked.
+		last := (n - 1) / LLDataPerLine * 2
+		if err := e.waitLLLine(words, last, flag); err != nil {
+			return err
+		}
+	}
 	for i, w := 0, 0; i < n; i, w = i+LLDataPerLine, w+2 {
 		w0 := atomic.LoadUint64(&words[w])
 		w1 := atomic.LoadUint64(&words[w+1])
@@ -98,4 +115,18 @@ func (e *RecvEnd) LLRecv(dst []byte) error {
 	}
 	e.release(1)
 	return nil
+}
+
+// waitLLLine waits until both words of the line at word index w carry flag.
+func (e *RecvEnd) waitLLLine(words []uint64, w int, flag uint32) error {
+	ready := func() bool {
+		return uint32(atomic.LoadUint64(&words[w])>>32) == flag && uint32(atomic.LoadUint64(&words[w+1])>>32) == flag
+	}
+	if ready() {
+		return nil
+	}
+	f := e.F
+	return f.RecvWaiter.WaitKick(ready, f.SendKick, func() string {
+		return fmt.Sprintf("%s data (LL step %d, line %d, flag %#x)", e.Desc, e.Step, w/2, flag)
+	})
 }

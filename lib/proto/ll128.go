@@ -39,10 +39,16 @@ func (e *SendEnd) LL128Send(data []byte) error {
 	raw := wordBytes(words)
 	flag := e.Step + 1
 	f.sizes[e.Step%Steps].Store(int64(len(data)))
+	last := -1
 	for i, w := 0, 0; i < len(data); i, w = i+LL128DataPerLine, w+LL128LineWords {
 		end := min(i+LL128DataPerLine, len(data))
 		copy(raw[w*8:], data[i:end])
-		atomic.StoreUint64(&words[w+LL128DataWords], flag)
+		storeRelaxed64(&words[w+LL128DataWords], flag) // release: after the line's data
+		last = w + LL128DataWords
+	}
+	if last >= 0 {
+		// A full barrier before the wake check (see LLSend).
+		atomic.StoreUint64(&words[last], flag)
 	}
 	e.Step++
 	f.RecvWaiter.Wake()
@@ -56,6 +62,18 @@ func (e *RecvEnd) LL128Recv(dst []byte) error {
 	words := f.ll128Words(e.Step)
 	raw := wordBytes(words)
 	flag := e.Step + 1
+	if len(dst) > LL128DataPerLine {
+		// Wait for the last line first (see LLRecv); every flag is still checked.
+		last := &words[(len(dst)-1)/LL128DataPerLine*LL128LineWords+LL128DataWords]
+		if atomic.LoadUint64(last) != flag {
+			ready := func() bool { return atomic.LoadUint64(last) == flag }
+			if err := f.RecvWaiter.WaitKick(ready, f.SendKick, func() string {
+				return fmt.Sprintf("%s data (LL128 step %d, last line)", e.Desc, e.Step)
+			}); err != nil {
+				return err
+			}
+		}
+	}
 	for i, w := 0, 0; i < len(dst); i, w = i+LL128DataPerLine, w+LL128LineWords {
 		fw := &words[w+LL128DataWords]
 		if atomic.LoadUint64(fw) != flag {

@@ -1,0 +1,71 @@
+package ccl
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// 8 ranks x 4 channels is 32 runners on this 2-core machine: waits must
+// yield and park rather than spin, or a runner starves the peer it waits
+// for. A wait that sees no progress for 2 s fails the operation, so a stall
+// shows up as an error here (no timing is asserted).
+func TestOversubscribed8x4(t *testing.T) {
+	for _, p := range []string{"LL", "LL128", "Simple"} {
+		comms := initT(t, 8, Config{Proto: p, NChannels: 4, Timeout: 2 * time.Second})
+		const count = 300_000
+		perRank(comms, func(c *Comm) {
+			in := make([]float32, count)
+			for i := range in {
+				in[i] = float32(c.Rank() + i%5)
+			}
+			out := make([]float32, count)
+			for it := 0; it < 3; it++ {
+				must(t, c.AllReduce(asBytes(in), asBytes(out), count, Float32, Sum))
+				must(t, c.Synchronize())
+			}
+			for i, v := range out {
+				if want := float32(28 + 8*(i%5)); v != want {
+					t.Errorf("%s rank %d [%d] = %v want %v", p, c.Rank(), i, v, want)
+					return
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkOversubscribed reports the time per ring step of an 8-rank,
+// 4-channel allreduce on this machine's processors (2(n-1) steps per chunk).
+func BenchmarkOversubscribed(b *testing.B) {
+	for _, p := range []string{"LL", "LL128", "Simple"} {
+		for _, size := range []int{8, 64 << 10, 16 << 20} {
+			b.Run(fmt.Sprintf("ranks=8/nch=4/proto=%s/size=%s", p, sizeName(size)), func(b *testing.B) {
+				comms := initT(b, 8, Config{Proto: p, NChannels: 4})
+				bufs := make([][]byte, 8)
+				for r := range bufs {
+					bufs[r] = make([]byte, size)
+				}
+				run := func(iters int) {
+					perRank(comms, func(c *Comm) {
+						for i := 0; i < iters; i++ {
+							must(b, c.AllReduce(bufs[c.Rank()], bufs[c.Rank()], size/4, Float32, Sum))
+							must(b, c.Synchronize())
+						}
+					})
+				}
+				run(2) // connect and allocate the FIFOs outside the timing
+				b.ResetTimer()
+				start := time.Now()
+				perRank(comms, func(c *Comm) {
+					for i := 0; i < b.N; i++ {
+						must(b, c.AllReduce(bufs[c.Rank()], bufs[c.Rank()], size/4, Float32, Sum))
+						must(b, c.Synchronize())
+					}
+				})
+				op := time.Since(start).Seconds() / float64(b.N)
+				b.ReportMetric(op*1e6, "us/op")
+				b.ReportMetric(op*1e6/float64(2*7), "us/step")
+			})
+		}
+	}
+}
