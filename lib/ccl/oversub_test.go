@@ -8,11 +8,15 @@ import (
 
 // 8 ranks x 4 channels is 32 runners on this 2-core machine: waits must
 // yield and park rather than spin, or a runner starves the peer it waits
-// for. A wait that sees no progress for 2 s fails the operation, so a stall
-// shows up as an error here (no timing is asserted).
+// for. A wait that sees no progress for 2 s (10 s under -race) fails the
+// operation, so a stall shows up as an error here (no timing is asserted).
 func TestOversubscribed8x4(t *testing.T) {
 	for _, p := range []string{"LL", "LL128", "Simple"} {
-		comms := initT(t, 8, Config{Proto: p, NChannels: 4, Timeout: 2 * time.Second})
+		timeout := 2 * time.Second
+		if raceEnabled {
+			timeout = 10 * time.Second // the race detector slows every step 5-10x
+		}
+		comms := initT(t, 8, Config{Proto: p, NChannels: 4, Timeout: timeout})
 		const count = 300_000
 		perRank(comms, func(c *Comm) {
 			in := make([]float32, count)
