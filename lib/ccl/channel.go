@@ -40,6 +40,11 @@ type channel struct {
 	// goroutine hand-offs per operation). CAS 0 -> 1 to become the runner;
 	// the runner owns scratch and the channel's FIFO ends until it stores 0.
 	running atomic.Int32
+	// selfRun is true when the channel's own goroutine ran the last work
+	// (nobody synchronized it in time: one goroutine drives several ranks,
+	// or the caller went elsewhere). Written by the runner; read by post,
+	// which then wakes the goroutine at once instead of waiting for a kick.
+	selfRun atomic.Bool
 
 	scratch        []byte      // LL/LL128 staging; owned by the runner
 	allReduceSteps []algo.Step // RingAllReduce(n, ix), computed once
@@ -82,8 +87,9 @@ func (ch *channel) post(w *chanWork) {
 	// Channel 0's work is run by the caller's Synchronize, or by the
 	// channel goroutine once a peer waiting for it kicks it; waking that
 	// goroutine now would only make it lose the race to Synchronize. The
-	// other channels start now, in parallel.
-	if ch.id != 0 {
+	// other channels start now, in parallel, and so does channel 0 when its
+	// last work was not run by Synchronize.
+	if ch.id != 0 || ch.selfRun.Load() {
 		ch.idle.Wake()
 	}
 }
@@ -100,10 +106,11 @@ func (ch *channel) pending() bool { return ch.posted.Load() > ch.taken.Load() }
 
 // tryDrain runs every queued work item if no other goroutine is running
 // this channel, and reports whether it ran any.
-func (ch *channel) tryDrain() bool {
+func (ch *channel) tryDrain(byOwner bool) bool {
 	if !ch.pending() || !ch.running.CompareAndSwap(0, 1) {
 		return false
 	}
+	ch.selfRun.Store(byOwner)
 	for ch.pending() {
 		ch.mu.Lock()
 		w := ch.queue[ch.head]
@@ -140,7 +147,7 @@ func (ch *channel) loop() {
 				_ = ch.idle.Wait(ready, what)
 			}
 		}
-		if ch.tryDrain() {
+		if ch.tryDrain(true) {
 			continue
 		}
 		if stopped() {

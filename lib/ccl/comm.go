@@ -250,7 +250,7 @@ func (c *Comm) Synchronize() error {
 	if !ready() {
 		// Run channel 0's queued work here rather than hand it to its
 		// goroutine: two goroutine switches fewer per operation.
-		c.channels[0].tryDrain()
+		c.channels[0].tryDrain(false)
 	}
 	if !ready() {
 		if err := c.syncWaiter.Wait(ready, func() string { return "operations to complete" }); err != nil {

@@ -1,0 +1,124 @@
+package perf
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/gccl/gccl/lib/ccl"
+	"github.com/gccl/gccl/lib/reduce"
+)
+
+// Comm is what the harness needs of one rank of a backend. The embedded
+// stack's *ccl.Comm implements it; a real-NCCL backend comes later.
+type Comm interface {
+	Rank() int
+	Size() int
+	AllReduce(send, recv []byte, count int, dt reduce.DataType, op ccl.RedOp) error
+	AllGather(send, recv []byte, sendCount int, dt reduce.DataType) error
+	ReduceScatter(send, recv []byte, recvCount int, dt reduce.DataType, op ccl.RedOp) error
+	Broadcast(send, recv []byte, count int, dt reduce.DataType, root int) error
+	Reduce(send, recv []byte, count int, dt reduce.DataType, op ccl.RedOp, root int) error
+	AlltoAll(send, recv []byte, count int, dt reduce.DataType) error
+	Gather(send, recv []byte, count int, dt reduce.DataType, root int) error
+	Scatter(send, recv []byte, count int, dt reduce.DataType, root int) error
+	Send(buf []byte, count int, dt reduce.DataType, peer int) error
+	Recv(buf []byte, count int, dt reduce.DataType, peer int) error
+	GroupStart() error
+	GroupEnd() error
+	Synchronize() error
+	Destroy() error
+	LastChoice() ccl.Choice
+}
+
+// RunConfig is one point of the sweep axes; zero values mean "auto".
+type RunConfig struct {
+	Proto     string // LL, LL128, Simple, or "" for auto
+	Algo      string // Ring, Tree, or "" for auto
+	NChannels int
+	BuffSize  int64
+	Timeout   time.Duration
+}
+
+// Label names the configuration in "# Config:" lines and records.
+func (c RunConfig) Label() string {
+	var parts []string
+	add := func(k, v string) { parts = append(parts, k+"="+v) }
+	add("proto", orAuto(c.Proto))
+	add("algo", orAuto(c.Algo))
+	if c.NChannels > 0 {
+		add("nchannels", fmt.Sprint(c.NChannels))
+	} else {
+		add("nchannels", "auto")
+	}
+	if c.BuffSize > 0 {
+		add("buffsize", sizeLabel(c.BuffSize))
+	} else {
+		add("buffsize", "default")
+	}
+	return strings.Join(parts, " ")
+}
+
+func orAuto(s string) string {
+	if s == "" {
+		return "auto"
+	}
+	return s
+}
+
+func sizeLabel(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%dG", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%dM", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%dK", n>>10)
+	}
+	return fmt.Sprint(n)
+}
+
+// Backend creates the ranks of this process.
+type Backend interface {
+	Name() string
+	Init(nRanks int, cfg RunConfig) ([]Comm, error)
+	// Device describes the "device" a rank runs on, for "# Using devices".
+	Device(rank int) (busID, desc string)
+}
+
+// Embedded is the default backend: the in-process gccl stack.
+type Embedded struct{}
+
+func (Embedded) Name() string { return "embedded" }
+
+func (Embedded) Init(n int, rc RunConfig) ([]Comm, error) {
+	cfg := ccl.Config{Proto: rc.Proto, Algo: rc.Algo, NChannels: rc.NChannels, BuffSize: int(rc.BuffSize), Timeout: rc.Timeout}
+	comms, err := ccl.InitAll(n, cfg)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Comm, n)
+	for i, c := range comms {
+		out[i] = c
+	}
+	return out, nil
+}
+
+func (Embedded) Device(rank int) (string, string) {
+	return "cpu", fmt.Sprintf("%s (%d cores, embedded gccl)", cpuModel(), runtime.NumCPU())
+}
+
+// cpuModel reads the CPU model name (Linux), or GOARCH elsewhere.
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				return strings.TrimSpace(v)
+			}
+		}
+	}
+	return runtime.GOARCH
+}

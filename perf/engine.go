@@ -1,0 +1,448 @@
+package perf
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/bits"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/gccl/gccl/lib/ccl"
+	"github.com/gccl/gccl/lib/exact"
+	"github.com/gccl/gccl/lib/reduce"
+)
+
+// point is one row of a sweep: a size of one (type, op, root).
+type point struct {
+	size  int64
+	dt    reduce.DataType
+	op    reduce.Op
+	root  int
+	param int   // elements per call
+	bytes int64 // the row's size column
+}
+
+// measurement is one placement of one point, combined over threads.
+type measurement struct {
+	timeUs  float64
+	wrong   int64 // -1: not checked
+	bitdiff int64
+	iter    *iterStats
+	iters   []float64 // per-iteration times in us (max over threads), when recorded
+	chosen  ccl.Choice
+}
+
+type iterStats struct{ minUs, maxUs, p99Us, cvPct, medUs float64 }
+
+// rankBufs are one rank's buffers for a whole configuration: allocated for
+// the largest size, with room for nccl-tests' buffer rotation.
+type rankBufs struct {
+	send, recv []byte
+}
+
+// runner drives the ranks of one configuration.
+type runner struct {
+	t     *Test
+	o     *Options
+	comms []Comm
+	bufs  []rankBufs
+	bar   *barrier
+}
+
+func (r *runner) n() int { return len(r.comms) }
+
+// views returns rank's send and recv slices for a call of param elements at
+// rotation slot shift (bytes), out of place or in place.
+func (r *runner) views(rank int, p point, inPlace bool, shift int) (send, recv []byte) {
+	elt := p.dt.Size()
+	b := p.param * elt
+	n := r.n()
+	sendLen, recvLen := b*r.t.sendBlocks(n), b*r.t.recvBlocks(n)
+	rb := r.bufs[rank]
+	if inPlace {
+		base := rb.recv[shift:]
+		return base[rank*r.t.sendInPlace*b:][:sendLen], base[rank*r.t.recvInPlace*b:][:recvLen]
+	}
+	return rb.send[shift:][:sendLen], rb.recv[shift:][:recvLen]
+}
+
+// slotBytes is the span one call occupies, for rotation.
+func (r *runner) slotBytes(p point) int {
+	b := p.param * p.dt.Size()
+	return max(b*max(r.t.sendBlocks(r.n()), r.t.recvBlocks(r.n())), 1)
+}
+
+// slots is how many rotation slots fit in the buffers.
+func (r *runner) slots(p point) int {
+	if r.o.CheckTimed {
+		return 1 // --check-timed checks each iteration at slot 0
+	}
+	return max(1, (len(r.bufs[0].recv)-r.unalignBytes(p))/r.slotBytes(p))
+}
+
+func (r *runner) unalignBytes(p point) int { return r.o.Unalign * p.dt.Size() }
+
+// call runs one operation on rank at rotation iteration iter.
+func (r *runner) call(c Comm, p point, inPlace bool, iter int) error {
+	shift := r.unalignBytes(p) + r.slotBytes(p)*(iter%r.slots(p))
+	send, recv := r.views(c.Rank(), p, inPlace, shift)
+	op := ccl.RedOp{Op: p.op}
+	if p.op == reduce.PreMulSum {
+		op.Scalar = exact.Scalar(p.dt)
+	}
+	return r.t.run(c, callArgs{send: send, recv: recv, count: p.param, dt: p.dt, op: op, root: p.root})
+}
+
+// threadComms are the ranks thread th drives (-g of them).
+func (r *runner) threadComms(th int) []Comm {
+	g := r.o.RanksPerThread
+	return r.comms[th*g : (th+1)*g]
+}
+
+// start enqueues one operation (or -m of them in one group) on every rank
+// of the thread.
+func (r *runner) start(cs []Comm, p point, inPlace bool, iter int) error {
+	agg := r.o.AggIters
+	for _, c := range cs {
+		if agg > 1 {
+			if err := c.GroupStart(); err != nil {
+				return err
+			}
+		}
+		for a := 0; a < agg; a++ {
+			if err := r.call(c, p, inPlace, iter*agg+a); err != nil {
+				return err
+			}
+		}
+		if agg > 1 {
+			if err := c.GroupEnd(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func complete(cs []Comm) error {
+	for _, c := range cs {
+		if err := c.Synchronize(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// threadResult is what one thread measured.
+type threadResult struct {
+	sec   float64   // per operation
+	iters []float64 // per-iteration seconds (per operation), when recorded
+	wrong int64     // wrong elements seen by --check-timed
+	err   error
+}
+
+// timeThread is nccl-tests' BenchTime for one thread: warmup, one untimed
+// operation and a barrier, then -n timed iterations of -m operations.
+func (r *runner) timeThread(th int, p point, inPlace bool, seed uint64) threadResult {
+	cs := r.threadComms(th)
+	o := r.o
+	fail := func(err error) threadResult { return threadResult{err: err} }
+	for i := 0; i < o.Warmup; i++ {
+		if err := r.start(cs, p, inPlace, i); err != nil {
+			return fail(err)
+		}
+	}
+	if err := r.start(cs, p, inPlace, 0); err != nil {
+		return fail(err)
+	}
+	if err := complete(cs); err != nil {
+		return fail(err)
+	}
+	if o.CheckTimed {
+		r.prepare(cs, p, inPlace, seed)
+	}
+	r.bar.wait()
+
+	perIter := o.PerIter != 0 || o.CheckTimed
+	var res threadResult
+	var total time.Duration
+	start := time.Now()
+	for it := 0; it < o.Iters; it++ {
+		t0 := time.Now()
+		if err := r.start(cs, p, inPlace, it); err != nil {
+			return fail(err)
+		}
+		if perIter || o.Blocking != 0 {
+			if err := complete(cs); err != nil {
+				return fail(err)
+			}
+			if o.Blocking == 1 || o.Blocking == 3 {
+				r.bar.wait()
+			}
+		}
+		if perIter {
+			d := time.Since(t0)
+			total += d
+			res.iters = append(res.iters, d.Seconds()/float64(o.AggIters))
+			if o.CheckTimed { // untimed: check, then refresh data for the next iteration
+				res.wrong += r.verify(cs, p, inPlace, seed)
+				r.prepare(cs, p, inPlace, seed)
+			}
+		}
+	}
+	if err := complete(cs); err != nil {
+		return fail(err)
+	}
+	if !perIter {
+		total = time.Since(start)
+	}
+	res.sec = total.Seconds() / float64(o.Iters*o.AggIters)
+	return res
+}
+
+// measure times one placement of a point on every thread and combines the
+// times with -a, then runs the -c checks and the -K repeats.
+func (r *runner) measure(p point, inPlace bool) (measurement, error) {
+	o := r.o
+	seed := pointSeed(p, inPlace)
+	results := make([]threadResult, o.Threads)
+	var wg sync.WaitGroup
+	for th := 0; th < o.Threads; th++ {
+		wg.Add(1)
+		go func(th int) {
+			defer wg.Done()
+			results[th] = r.timeThread(th, p, inPlace, seed)
+		}(th)
+	}
+	wg.Wait()
+	var m measurement
+	var secs []float64
+	var checkedWrong int64
+	for _, res := range results {
+		if res.err != nil {
+			return m, res.err
+		}
+		secs = append(secs, res.sec)
+		checkedWrong += res.wrong
+	}
+	m.timeUs = combine(secs, o.Average) * 1e6
+	if o.PerIter != 0 || o.CheckTimed {
+		m.iters = maxOverThreads(results)
+		if o.PerIter != 0 {
+			m.iter = stats(m.iters)
+		}
+	}
+	m.chosen = r.comms[0].LastChoice()
+
+	m.wrong = -1
+	if (o.Check > 0 || o.CheckTimed) && !(inPlace && r.t.naInPlace) {
+		m.wrong = checkedWrong
+		for c := 0; c < o.Check; c++ {
+			w, err := r.checkOnce(p, inPlace, seed+uint64(c)*0x9e3779b97f4a7c15)
+			if err != nil {
+				return m, err
+			}
+			m.wrong += w
+		}
+	}
+	if o.Bitwise > 0 {
+		d, err := r.bitwise(p, inPlace, seed)
+		if err != nil {
+			return m, err
+		}
+		m.bitdiff = d
+	}
+	return m, nil
+}
+
+// checkOnce fills inputs, runs one operation on every rank and counts the
+// wrong output elements.
+func (r *runner) checkOnce(p point, inPlace bool, seed uint64) (int64, error) {
+	r.prepare(r.comms, p, inPlace, seed)
+	if err := r.runAll(p, inPlace); err != nil {
+		return 0, err
+	}
+	return r.verify(r.comms, p, inPlace, seed), nil
+}
+
+// runAll runs one operation on every rank, each thread driving its ranks.
+func (r *runner) runAll(p point, inPlace bool) error {
+	errs := make([]error, r.o.Threads)
+	var wg sync.WaitGroup
+	for th := 0; th < r.o.Threads; th++ {
+		wg.Add(1)
+		go func(th int) {
+			defer wg.Done()
+			cs := r.threadComms(th)
+			for _, c := range cs {
+				if err := r.call(c, p, inPlace, 0); err != nil {
+					errs[th] = err
+					return
+				}
+			}
+			errs[th] = complete(cs)
+		}(th)
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// poison is written over outputs before a checked run, so a run that
+// writes nothing cannot pass on stale results.
+const poison = 0xA5
+
+// prepare writes the inputs of ranks cs for a check of p at rotation slot 0
+// and poisons their outputs.
+func (r *runner) prepare(cs []Comm, p point, inPlace bool, seed uint64) {
+	for _, c := range cs {
+		send, recv := r.views(c.Rank(), p, inPlace, r.unalignBytes(p))
+		for i := range recv {
+			recv[i] = poison
+		}
+		// In place the input lands on (part of) the poisoned output.
+		r.t.fill(r.dataArgs(c.Rank(), p, seed), send)
+	}
+}
+
+// verify compares the outputs of ranks cs with the exact expected values.
+func (r *runner) verify(cs []Comm, p point, inPlace bool, seed uint64) int64 {
+	var wrong int64
+	ulps := 0
+	if p.op == reduce.Avg && p.dt.IsFloat() {
+		ulps = 2 // another backend may average as a pre-multiplied sum
+	}
+	for _, c := range cs {
+		want := r.t.want(r.dataArgs(c.Rank(), p, seed))
+		if want == nil {
+			continue
+		}
+		_, recv := r.views(c.Rank(), p, inPlace, r.unalignBytes(p))
+		w, _ := exact.Compare(recv[:len(want)], want, p.dt, ulps)
+		wrong += int64(w)
+	}
+	return wrong
+}
+
+func (r *runner) dataArgs(rank int, p point, seed uint64) dataArgs {
+	return dataArgs{dt: p.dt, op: p.op, seed: seed, rank: rank, n: r.n(), count: p.param, root: p.root}
+}
+
+// bitwise runs the operation -K more times on the same inputs and counts
+// the output bits that differ from the first run.
+func (r *runner) bitwise(p point, inPlace bool, seed uint64) (int64, error) {
+	ref := make([][]byte, r.n())
+	var diff int64
+	for k := 0; k <= r.o.Bitwise; k++ {
+		r.prepare(r.comms, p, inPlace, seed)
+		if err := r.runAll(p, inPlace); err != nil {
+			return 0, err
+		}
+		for _, c := range r.comms {
+			_, recv := r.views(c.Rank(), p, inPlace, r.unalignBytes(p))
+			if k == 0 {
+				ref[c.Rank()] = append([]byte(nil), recv...)
+				continue
+			}
+			for i := range recv {
+				diff += int64(bits.OnesCount8(recv[i] ^ ref[c.Rank()][i]))
+			}
+		}
+	}
+	return diff, nil
+}
+
+// pointSeed derives the data seed of a point, so every row checks fresh data.
+func pointSeed(p point, inPlace bool) uint64 {
+	h := fnv.New64a()
+	fmt.Fprint(h, p.size, p.dt, p.op, p.root, inPlace)
+	return h.Sum64()
+}
+
+// combine is nccl-tests' -a: 0 the first thread's time, 1 the mean, 2 the min, 3 the max.
+func combine(v []float64, how int) float64 {
+	switch how {
+	case 0:
+		return v[0]
+	case 2:
+		m := v[0]
+		for _, x := range v {
+			m = math.Min(m, x)
+		}
+		return m
+	case 3:
+		m := v[0]
+		for _, x := range v {
+			m = math.Max(m, x)
+		}
+		return m
+	}
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+// maxOverThreads is each iteration's slowest thread, in us.
+func maxOverThreads(res []threadResult) []float64 {
+	out := make([]float64, len(res[0].iters))
+	for i := range out {
+		for _, r := range res {
+			out[i] = math.Max(out[i], r.iters[i]*1e6)
+		}
+	}
+	return out
+}
+
+// stats are nccl-tests' per-iteration statistics.
+func stats(us []float64) *iterStats {
+	s := append([]float64(nil), us...)
+	sort.Float64s(s)
+	n := len(s)
+	mean := 0.0
+	for _, x := range s {
+		mean += x
+	}
+	mean /= float64(n)
+	v := 0.0
+	for _, x := range s {
+		v += (x - mean) * (x - mean)
+	}
+	cv := 0.0
+	if mean > 0 {
+		cv = math.Sqrt(v/float64(n)) / mean * 100
+	}
+	p99 := s[min(n-1, (n*99+99)/100-1)]
+	return &iterStats{minUs: s[0], maxUs: s[n-1], p99Us: p99, cvPct: cv, medUs: s[n/2]}
+}
+
+// barrier is a reusable barrier for the -t threads.
+type barrier struct {
+	mu    sync.Mutex
+	cond  *sync.Cond
+	n     int
+	count int
+	gen   int
+}
+
+func newBarrier(n int) *barrier {
+	b := &barrier{n: n}
+	b.cond = sync.NewCond(&b.mu)
+	return b
+}
+
+func (b *barrier) wait() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	gen := b.gen
+	if b.count++; b.count == b.n {
+		b.count, b.gen = 0, b.gen+1
+		b.cond.Broadcast()
+		return
+	}
+	for gen == b.gen {
+		b.cond.Wait()
+	}
+}

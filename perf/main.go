@@ -1,0 +1,449 @@
+// Package perf is the engine of the nccl-tests-compatible perf binaries
+// (nccl-tests' common.cu): flags, sizes, buffers, timing, checks, printing
+// and machine-readable results. Each cmd/<coll>_perf main is one call to Main.
+package perf
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/gccl/gccl/lib/ccl"
+	"github.com/gccl/gccl/lib/reduce"
+	"github.com/gccl/gccl/results"
+)
+
+// Version is the harness version printed in headers and records.
+const Version = "0.1.0"
+
+// Main runs test t with the command line args (without the program name),
+// printing to stdout and stderr, and returns the process exit code.
+func Main(t *Test, args []string, stdout, stderr io.Writer) int {
+	return run(t, Embedded{}, args, stdout, stderr)
+}
+
+// run is Main with an explicit backend (tests inject their own).
+func run(t *Test, be Backend, args []string, stdout, stderr io.Writer) int {
+	o, err := parseOptions(t.Prog, args, stderr)
+	if errors.Is(err, pflag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", t.Prog, err)
+		return exitInvalidUsage
+	}
+	e := &engine{t: t, o: o, be: be, out: stdout, errw: stderr, started: time.Now()}
+	code, err := e.run()
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", t.Prog, err)
+	}
+	return code
+}
+
+// engine is one invocation.
+type engine struct {
+	t       *Test
+	o       *Options
+	be      Backend
+	out     io.Writer
+	errw    io.Writer
+	started time.Time
+
+	n       int
+	sink    *sink
+	bwSum   float64
+	bwCount int
+	wrong   int64 // wrong elements over the whole run
+	refCopy float64
+	prog    *progress
+}
+
+func (e *engine) run() (int, error) {
+	o, t := e.o, e.t
+	e.n = o.nRanks()
+	if t.check != nil {
+		if err := t.check(e.n); err != nil {
+			return exitInvalidUsage, err
+		}
+	}
+	roots := []int{-1}
+	if t.Rooted {
+		var err error
+		if roots, err = o.roots(e.n); err != nil {
+			return exitInvalidUsage, err
+		}
+	}
+	ops := []reduce.Op{reduce.Sum}
+	if t.Reduces {
+		ops = o.Ops
+	}
+	e.limitMemory()
+	sizes := sizeList(o.MinBytes, o.MaxBytes, o.StepBytes, o.StepFactor)
+	configs := o.configs()
+
+	sink, err := openSink(o, e.started)
+	if err != nil {
+		return exitInvalidUsage, err
+	}
+	e.sink = sink
+	defer sink.close()
+	e.refCopy = copyBandwidth()
+
+	e.printHeader()
+	units := len(configs) * len(o.Types) * len(ops) * len(roots) * len(sizes) * max(o.Cycles, 1)
+	e.prog = newProgress(e.errw, units)
+	defer e.prog.done()
+
+	for _, rc := range configs {
+		code, err := e.runConfig(rc, sizes, ops, roots, len(configs) > 1 || o.hasAxes())
+		if err != nil {
+			return code, err
+		}
+	}
+	if err := e.sink.finish(e.footerFields()); err != nil {
+		return exitInternal, err
+	}
+	return e.printFooter(), nil
+}
+
+// runConfig runs every cycle, type, op, root and size of one configuration.
+func (e *engine) runConfig(rc RunConfig, sizes []int64, ops []reduce.Op, roots []int, label bool) (int, error) {
+	o := e.o
+	comms, err := e.be.Init(e.n, rc)
+	if err != nil {
+		return exitInvalidUsage, fmt.Errorf("config %s: %w", rc.Label(), err)
+	}
+	defer func() {
+		for _, c := range comms {
+			c.Destroy()
+		}
+	}()
+	r := &runner{t: e.t, o: o, comms: comms, bar: newBarrier(o.Threads)}
+	r.bufs = allocBuffers(e.n, o.MaxBytes, o.Unalign)
+	if label {
+		fmt.Fprintf(e.out, "# Config: %s\n", rc.Label())
+	}
+	fmt.Fprint(e.out, resultHeader(o.CPUTime != 0, o.Timestamps != 0, o.PerIter != 0, o.Bitwise > 0))
+	for cycle := 0; o.Cycles == 0 || cycle < o.Cycles; cycle++ {
+		for _, dt := range o.Types {
+			for _, op := range ops {
+				for _, root := range roots {
+					for _, size := range sizes {
+						p := point{size: size, dt: dt, op: op, root: root}
+						p.param, p.bytes = e.t.Counts(size, dt.Size(), e.n)
+						if err := e.runPoint(r, rc, p); err != nil {
+							return exitCode(err), err
+						}
+						e.prog.step()
+					}
+				}
+			}
+		}
+	}
+	return exitOK, nil
+}
+
+// runPoint measures both placements of one point and prints its row.
+func (e *engine) runPoint(r *runner, rc RunConfig, p point) error {
+	var row strings.Builder
+	row.WriteString(rowPreamble(p.bytes, p.bytes/int64(p.dt.Size()), p.dt.String(), opName(e.t, p.op.String()), p.root))
+	for _, inPlace := range []bool{false, true} {
+		m, err := r.measure(p, inPlace)
+		if err != nil {
+			return err
+		}
+		algBw, busBw := e.t.BusBw(p.param, p.dt.Size(), e.n, m.timeUs/1e6)
+		row.WriteString(placementCols{timeUs: m.timeUs, algBw: algBw, busBw: busBw, wrong: m.wrong, bitdiff: m.bitdiff, iter: m.iter}.format(e.o.Bitwise > 0))
+		e.bwSum += busBw
+		e.bwCount++
+		if m.wrong > 0 {
+			e.wrong += m.wrong
+		}
+		if err := e.sink.add(e.record(rc, p, inPlace, m, algBw, busBw)); err != nil {
+			return err
+		}
+	}
+	if e.o.Timestamps != 0 {
+		fmt.Fprintf(&row, "%21s", time.Now().Format("2006-01-02 15:04:05"))
+	}
+	fmt.Fprintln(e.out, row.String())
+	return nil
+}
+
+// record builds the result record of one placement.
+func (e *engine) record(rc RunConfig, p point, inPlace bool, m measurement, algBw, busBw float64) results.Record {
+	host, _ := os.Hostname()
+	place := results.OutOfPlace
+	if inPlace {
+		place = results.InPlace
+	}
+	r := results.Record{
+		Schema: results.SchemaVersion, Tool: "gccl " + Version, GitRev: gitRev(), Timestamp: e.started,
+		Host: host, CPU: cpuModel(), Cores: runtime.NumCPU(), GoVersion: runtime.Version(), Backend: e.be.Name(),
+		NRanks: e.n, NProcs: 1, NHosts: 1,
+		Collective: e.t.Collective, Type: p.dt.String(), Op: opName(e.t, p.op.String()), Root: p.root,
+		Algorithm: orAuto(rc.Algo), Protocol: orAuto(rc.Proto), Channels: rc.NChannels, BuffSize: rc.BuffSize,
+		ChosenAlgo: m.chosen.Algo, ChosenProto: m.chosen.Proto, ChosenCh: m.chosen.NChannels,
+		Placement: place, Size: p.bytes, Count: p.bytes / int64(p.dt.Size()),
+		Iterations: e.o.Iters, AggIters: e.o.AggIters, TimeUs: m.timeUs,
+		AlgBw: algBw, BusBw: busBw, Wrong: m.wrong, RefCopyGBps: e.refCopy,
+		Env: results.FilterEnv(os.Environ()),
+	}
+	r.ChosenBuff = rc.BuffSize
+	if r.ChosenBuff == 0 {
+		r.ChosenBuff = int64(4 << 20)
+	}
+	if m.iter != nil {
+		r.MedianUs, r.MinUs, r.MaxUs, r.P99Us = m.iter.medUs, m.iter.minUs, m.iter.maxUs, m.iter.p99Us
+		r.IterTimesUs = m.iters
+	}
+	return r
+}
+
+func (e *engine) printHeader() {
+	o := e.o
+	fmt.Fprintf(e.out, "# nccl-tests version 2.19.6 compatible: gccl %s backend=%s\n", Version, e.be.Name())
+	fmt.Fprintf(e.out, "# Collective test starting: %s\n", e.t.Prog)
+	step, kind := o.StepBytes, "bytes"
+	if o.StepFactor > 1 {
+		step, kind = o.StepFactor, "factor"
+	}
+	check := o.Check
+	fmt.Fprintf(e.out, "# nThread %d nGpus %d minBytes %d maxBytes %d step: %d(%s) warmup iters: %d iters: %d agg iters: %d validation: %d graph: %d unalign: %d\n",
+		o.Threads, o.RanksPerThread, o.MinBytes, o.MaxBytes, step, kind, o.Warmup, o.Iters, o.AggIters, check, o.Graph, o.Unalign)
+	switch o.Blocking {
+	case 1:
+		fmt.Fprintln(e.out, "# Blocking Enabled: wait and barrier after each inner iteration (-m) ")
+	case 2:
+		fmt.Fprintln(e.out, "# Blocking Enabled: wait after each inner iteration (-m), no barrier ")
+	case 3:
+		fmt.Fprintln(e.out, "# Blocking Enabled: wait and barrier after each outer iteration (-n); time excludes barrier ")
+	}
+	if o.PerIter != 0 {
+		fmt.Fprintln(e.out, "# Per-Iteration Report: wall-clock timing; i_* uses max over threads ")
+	}
+	if o.Bitwise > 0 {
+		fmt.Fprintf(e.out, "# Bitwise Repeatability: %d comparisons after one reference run \n", o.Bitwise)
+	}
+	if o.CheckTimed {
+		fmt.Fprintln(e.out, "# Check Timed: every timed iteration is verified (clock paused while checking; no buffer rotation)")
+	}
+	for _, n := range o.notes {
+		fmt.Fprintf(e.out, "# Note: %s\n", n)
+	}
+	fmt.Fprintln(e.out, "#")
+	fmt.Fprintln(e.out, "# Using devices")
+	host, _ := os.Hostname()
+	for r := 0; r < e.n; r++ {
+		bus, desc := e.be.Device(r)
+		fmt.Fprintf(e.out, "#  Rank %2d Group %2d Pid %6d on %10s device %2d [%s] %s\n", r, 0, os.Getpid(), host, r, bus, desc)
+	}
+	if o.MemReport != 0 {
+		per := 2 * (o.MaxBytes + int64(o.Unalign)*8)
+		fmt.Fprintf(e.out, "# %-20s : buffers %s per rank | Total %s\n", "Host memory usage", sizeLabel(per), sizeLabel(per*int64(e.n)))
+	}
+}
+
+// printFooter prints nccl-tests' summary and returns the exit code.
+func (e *engine) printFooter() int {
+	avg := 0.0
+	if e.bwCount > 0 {
+		avg = e.bwSum / float64(e.bwCount)
+	}
+	minBw, checked := minBandwidth()
+	status := ""
+	failedBw := checked && avg < minBw*0.9
+	if checked {
+		status = "OK"
+		if failedBw {
+			status = "FAILED"
+		}
+	}
+	oob := "OK"
+	if e.wrong > 0 {
+		oob = "FAILED"
+	}
+	fmt.Fprintf(e.out, "# %-20s : %d %s\n", "Out of bounds values", e.wrong, oob)
+	fmt.Fprintf(e.out, "# %-20s : %s %s\n", "Avg bus bandwidth", strconv.FormatFloat(avg, 'g', 6, 64), status)
+	fmt.Fprintln(e.out, "#")
+	fmt.Fprintf(e.out, "# Collective test concluded: %s\n", e.t.Prog)
+	fmt.Fprintln(e.out, "#")
+	fmt.Fprintln(e.out)
+	if e.wrong > 0 || failedBw {
+		return exitDataError
+	}
+	return exitOK
+}
+
+func (e *engine) footerFields() footer {
+	avg := 0.0
+	if e.bwCount > 0 {
+		avg = e.bwSum / float64(e.bwCount)
+	}
+	minBw, checked := minBandwidth()
+	return footer{wrong: e.wrong, avgBw: avg, bwChecked: checked, bwOK: !checked || avg >= minBw*0.9}
+}
+
+// minBandwidth reads the bus bandwidth floor: NCCL_TESTS_MIN_BW or GCCL_MIN_BW.
+func minBandwidth() (float64, bool) {
+	for _, k := range []string{"GCCL_MIN_BW", "NCCL_TESTS_MIN_BW"} {
+		if v, ok := os.LookupEnv(k); ok {
+			if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+				return f, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// limitMemory lowers -e, as nccl-tests does, when the buffers would take
+// more than half of this machine's memory.
+func (e *engine) limitMemory() {
+	avail := totalMemory() / 2
+	if avail <= 0 {
+		return
+	}
+	per := int64(e.n) * 2 // send and recv per rank
+	if e.o.Check > 0 || e.o.CheckTimed {
+		per++ // expected values
+	}
+	if lim := avail / per; e.o.MaxBytes > lim {
+		e.o.MaxBytes = lim
+		if e.o.MinBytes > lim {
+			e.o.MinBytes = lim
+		}
+		fmt.Fprintf(e.out, "#\n# Reducing maxBytes to %d due to memory limitation\n", lim)
+	}
+}
+
+// totalMemory is MemTotal from /proc/meminfo, or 0 when unknown.
+func totalMemory() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemTotal:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// allocBuffers gives every rank a send and a recv buffer of maxBytes (plus
+// the -u offset); calls rotate through them.
+func allocBuffers(n int, maxBytes int64, unalign int) []rankBufs {
+	size := int(maxBytes) + unalign*8 + 64
+	bufs := make([]rankBufs, n)
+	for i := range bufs {
+		bufs[i] = rankBufs{send: make([]byte, size), recv: make([]byte, size)}
+		prefault(bufs[i].send)
+		prefault(bufs[i].recv)
+	}
+	return bufs
+}
+
+// configs is the cartesian product of the sweep axes ("auto" where unset).
+func (o *Options) configs() []RunConfig {
+	protos, algos, chans, buffs := o.Protos, o.Algos, o.Channels, o.BuffSizes
+	if len(protos) == 0 {
+		protos = []string{""}
+	}
+	if len(algos) == 0 {
+		algos = []string{""}
+	}
+	if len(chans) == 0 {
+		chans = []int{0}
+	}
+	if len(buffs) == 0 {
+		buffs = []int64{0}
+	}
+	var out []RunConfig
+	for _, p := range protos {
+		for _, a := range algos {
+			for _, c := range chans {
+				for _, b := range buffs {
+					out = append(out, RunConfig{Proto: p, Algo: a, NChannels: c, BuffSize: b, Timeout: o.timeout()})
+				}
+			}
+		}
+	}
+	return out
+}
+
+func (o *Options) hasAxes() bool {
+	return len(o.Protos)+len(o.Algos)+len(o.Channels)+len(o.BuffSizes) > 0
+}
+
+// exitCode maps an error from the stack to nccl-tests' result codes.
+func exitCode(err error) int {
+	var ue *usageError
+	switch {
+	case errors.As(err, &ue):
+		return exitInvalidUsage
+	case errors.Is(err, ccl.ErrTimeout):
+		return exitTimeout
+	default:
+		return exitStack
+	}
+}
+
+// gitRev is the VCS revision the binary was built from, if recorded.
+func gitRev() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	rev, dirty := "", false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if dirty && rev != "" {
+		rev += "-dirty"
+	}
+	return rev
+}
+
+// copyBandwidth is single-goroutine copy() of 64 MiB, in GB/s (median of 5).
+func copyBandwidth() float64 {
+	const size = 64 << 20
+	src, dst := make([]byte, size), make([]byte, size)
+	copy(dst, src)
+	var v []float64
+	for k := 0; k < 5; k++ {
+		t := time.Now()
+		copy(dst, src)
+		v = append(v, size/time.Since(t).Seconds()/1e9)
+	}
+	for i := range v {
+		for j := i + 1; j < len(v); j++ {
+			if v[j] < v[i] {
+				v[i], v[j] = v[j], v[i]
+			}
+		}
+	}
+	return v[2]
+}
+
+// prefault touches every page, so first-touch page faults happen here and
+// not inside timed iterations that rotate onto fresh memory (GPU memory
+// from cudaMalloc has no such cost).
+func prefault(b []byte) {
+	for i := 0; i < len(b); i += 4096 {
+		b[i] = 0
+	}
+}

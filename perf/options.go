@@ -1,0 +1,400 @@
+package perf
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/gccl/gccl/lib/ccl"
+	"github.com/gccl/gccl/lib/reduce"
+)
+
+// Exit codes, as nccl-tests' testResult_t, plus 7 for data errors.
+const (
+	exitOK           = 0
+	exitInternal     = 1
+	exitStack        = 3 // the collective stack returned an error (testNcclError)
+	exitTimeout      = 4
+	exitNotImpl      = 5
+	exitInvalidUsage = 6
+	exitDataError    = 7 // wrong elements, or average bus bandwidth below the floor
+)
+
+// usageError is a bad command line: exit code 6.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+// Options is the parsed command line.
+type Options struct {
+	// nccl-tests flags.
+	Threads, RanksPerThread         int               // -t, -g
+	MinBytes, MaxBytes              int64             // -b, -e
+	StepBytes, StepFactor           int64             // -i, -f
+	Iters, AggIters, Warmup, Cycles int               // -n, -m, -w, -N
+	ParallelInit                    int               // -p
+	Check                           int               // -c
+	Ops                             []reduce.Op       // -o (all: every op)
+	Types                           []reduce.DataType // -d (all: every type)
+	Roots                           []int             // -r (-1 or all: every root)
+	rootSpec                        string
+	Blocking                        int    // -z
+	StreamNull                      int    // -y
+	Timeout                         int    // -T seconds
+	Average                         int    // -a
+	PerIter                         int    // -I
+	Bitwise                         int    // -K
+	Timestamps                      int    // -S
+	JSONFile                        string // -J
+	Unalign                         int    // -u
+	MemReport                       int    // -M
+	CPUTime                         int    // -C
+	Graph                           int    // -G
+	Register                        int    // -R
+	DeviceImpl                      int    // -D
+	DeviceCTAs                      int    // -V
+	CTAPolicy                       int    // -x
+
+	// gccl additions.
+	Protos     []string // --proto
+	Algos      []string // --algo
+	Channels   []int    // --nchannels
+	BuffSizes  []int64  // --buffsize
+	CheckTimed bool     // --check-timed
+	Out        string   // --out FILE.jsonl
+	CSV        string   // --csv FILE
+	Force      bool     // --force: overwrite result files
+	Backend    string   // --backend
+	Plot       string   // --plot (a later issue)
+
+	notes []string // one-line notes about ignored GPU-only flags
+}
+
+// nRanks is the number of ranks in this process.
+func (o *Options) nRanks() int { return o.Threads * o.RanksPerThread }
+
+// parseOptions parses args (without the program name).
+func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error) {
+	o := &Options{}
+	fs := pflag.NewFlagSet(prog, pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.SortFlags = false
+	var minB, maxB, stepB, op, dt, root string
+	var protos, algos, channels, buffs string
+	fs.IntVarP(&o.Threads, "nthreads", "t", 1, "threads per process")
+	fs.IntVarP(&o.RanksPerThread, "ngpus", "g", 1, "ranks per thread (GPUs per thread in nccl-tests)")
+	fs.StringVarP(&minB, "minbytes", "b", "32M", "min size in bytes (K/M/G binary suffixes, decimals allowed)")
+	fs.StringVarP(&maxB, "maxbytes", "e", "32M", "max size in bytes")
+	fs.StringVarP(&stepB, "stepbytes", "i", "1M", "increment size")
+	fs.Int64VarP(&o.StepFactor, "stepfactor", "f", 1, "increment factor (used instead of -i when > 1)")
+	fs.IntVarP(&o.Iters, "iters", "n", 20, "iteration count")
+	fs.IntVarP(&o.AggIters, "agg_iters", "m", 1, "aggregated iteration count (ops per group)")
+	fs.IntVarP(&o.Warmup, "warmup_iters", "w", 5, "warmup iteration count")
+	fs.IntVarP(&o.Cycles, "run_cycles", "N", 1, "run and print each cycle (0 = infinite)")
+	fs.IntVarP(&o.ParallelInit, "parallel_init", "p", 0, "threads initialise their ranks concurrently (0/1)")
+	fs.IntVarP(&o.Check, "check", "c", 1, "check iteration count (0 = no data check)")
+	fs.StringVarP(&op, "op", "o", "sum", "reduction: sum/prod/min/max/avg/mulsum/all")
+	fs.StringVarP(&dt, "datatype", "d", "float", "data type (int8 uint8 int32 uint32 int64 uint64 half float double bfloat16) or all")
+	fs.StringVarP(&root, "root", "r", "0", "root rank; -1 or all sweeps every root")
+	fs.IntVarP(&o.Blocking, "blocking", "z", 0, "wait after each op (1: and barrier; 2: no barrier; 3: per outer iteration)")
+	fs.IntVarP(&o.StreamNull, "stream_null", "y", 0, "use the default stream (GPU only)")
+	fs.IntVarP(&o.Timeout, "timeout", "T", 0, "abort an operation that makes no progress for this many seconds (0: stack default)")
+	fs.IntVarP(&o.Average, "average", "a", 1, "time reported: 0 rank 0, 1 mean, 2 min, 3 max over threads")
+	fs.IntVarP(&o.PerIter, "per_iter_timing", "I", 0, "per-iteration timing: min/max/p99/cv columns (0/1)")
+	fs.IntVarP(&o.Bitwise, "bitwise", "K", 0, "bitwise repeatability: compare N repeats with a reference run")
+	fs.IntVarP(&o.Timestamps, "report_timestamps", "S", 0, "append a timestamp to every row (0/1)")
+	fs.StringVarP(&o.JSONFile, "output_file", "J", "", "write nccl-tests' JSON (version 3) to this file")
+	fs.IntVarP(&o.Unalign, "unalign", "u", 0, "offset buffers by this many elements from their aligned start")
+	fs.IntVarP(&o.MemReport, "memory_report", "M", 0, "report buffer memory (0/1)")
+	fs.IntVarP(&o.CPUTime, "report_cputime", "C", 0, "label the time column cputime (0/1)")
+	fs.IntVarP(&o.Graph, "cudagraph", "G", 0, "CUDA graph launches (GPU only)")
+	fs.IntVarP(&o.Register, "local_register", "R", 0, "buffer registration (GPU only)")
+	fs.IntVarP(&o.DeviceImpl, "device_implementation", "D", 0, "device implementation (GPU only)")
+	fs.IntVarP(&o.DeviceCTAs, "device_cta_count", "V", 16, "device CTA count (GPU only)")
+	fs.IntVarP(&o.CTAPolicy, "cta_policy", "x", -1, "CTA policy (GPU only)")
+	fs.StringVar(&protos, "proto", "", "sweep protocols: LL,LL128,Simple or all")
+	fs.StringVar(&algos, "algo", "", "sweep algorithms: Ring,Tree or all")
+	fs.StringVar(&channels, "nchannels", "", "sweep channel counts, e.g. 1,2,4")
+	fs.StringVar(&buffs, "buffsize", "", "sweep Simple buffer sizes, e.g. 1M,4M")
+	fs.BoolVar(&o.CheckTimed, "check-timed", false, "verify the data of every timed iteration too")
+	fs.StringVar(&o.Out, "out", "", "write result records as JSONL to this file")
+	fs.StringVar(&o.CSV, "csv", "", "write result records as CSV to this file")
+	fs.BoolVar(&o.Force, "force", false, "overwrite existing result files")
+	fs.StringVar(&o.Backend, "backend", "embedded", "collective backend: embedded")
+	fs.StringVar(&o.Plot, "plot", "", "write a busBW plot of this run (PNG/SVG/PDF; arrives with the plots issue)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return nil, err
+		}
+		return nil, usagef("%v", err)
+	}
+	if fs.NArg() > 0 {
+		return nil, usagef("unexpected argument %q (flags only; see --help)", fs.Arg(0))
+	}
+	var err error
+	if o.MinBytes, err = parseSizeFlag("minbytes", minB); err != nil {
+		return nil, err
+	}
+	if o.MaxBytes, err = parseSizeFlag("maxbytes", maxB); err != nil {
+		return nil, err
+	}
+	if o.StepBytes, err = parseSizeFlag("stepbytes", stepB); err != nil {
+		return nil, err
+	}
+	if o.Types, err = parseTypes(dt); err != nil {
+		return nil, err
+	}
+	if o.Ops, err = parseOps(op); err != nil {
+		return nil, err
+	}
+	o.rootSpec = root
+	if o.Protos, err = parseList("proto", protos, []string{"LL", "LL128", "Simple"}); err != nil {
+		return nil, err
+	}
+	if o.Algos, err = parseList("algo", algos, []string{"Ring", "Tree"}); err != nil {
+		return nil, err
+	}
+	if o.Channels, err = parseChannels(channels); err != nil {
+		return nil, err
+	}
+	if o.BuffSizes, err = parseBuffSizes(buffs); err != nil {
+		return nil, err
+	}
+	return o, o.validate()
+}
+
+// validate checks ranges and turns GPU-only flags into notes or errors.
+func (o *Options) validate() error {
+	switch {
+	case o.Threads < 1:
+		return usagef("invalid -t/--nthreads %d: want at least 1", o.Threads)
+	case o.RanksPerThread < 1:
+		return usagef("invalid -g/--ngpus %d: want at least 1", o.RanksPerThread)
+	case o.nRanks() > 1024:
+		return usagef("invalid -t x -g = %d ranks: at most 1024 ranks in one process", o.nRanks())
+	case o.MinBytes > o.MaxBytes:
+		return usagef("invalid sizes for 'minbytes' and 'maxbytes': %d > %d", o.MinBytes, o.MaxBytes)
+	case o.StepFactor < 1:
+		return usagef("invalid -f/--stepfactor %d: want at least 1", o.StepFactor)
+	case o.StepFactor == 1 && o.StepBytes < 1 && o.MinBytes != o.MaxBytes:
+		return usagef("invalid -i/--stepbytes %d: want at least 1 byte (or use -f)", o.StepBytes)
+	case o.Iters < 1:
+		return usagef("invalid -n/--iters %d: want at least 1", o.Iters)
+	case o.AggIters < 1:
+		return usagef("invalid -m/--agg_iters %d: want at least 1", o.AggIters)
+	case o.Warmup < 0:
+		return usagef("invalid -w/--warmup_iters %d: want 0 or more", o.Warmup)
+	case o.Cycles < 0:
+		return usagef("invalid -N/--run_cycles %d: want 0 (infinite) or more", o.Cycles)
+	case o.Check < 0:
+		return usagef("invalid -c/--check %d: want 0 or more", o.Check)
+	case o.Average < 0 || o.Average > 3:
+		return usagef("invalid -a/--average %d: want 0 (rank 0), 1 (mean), 2 (min) or 3 (max)", o.Average)
+	case o.Blocking < 0 || o.Blocking > 3:
+		return usagef("invalid -z/--blocking %d: want 0, 1, 2 or 3", o.Blocking)
+	case o.Timeout < 0:
+		return usagef("invalid -T/--timeout %d: want seconds >= 0", o.Timeout)
+	case o.Unalign < 0:
+		return usagef("invalid -u/--unalign %d: want 0 or more elements", o.Unalign)
+	case o.Bitwise < 0:
+		return usagef("invalid -K/--bitwise %d: want 0 or more repeats", o.Bitwise)
+	case o.Backend != "embedded":
+		return usagef("unknown --backend %q: valid backends are: embedded (the NCCL backend arrives in a later release)", o.Backend)
+	}
+	for _, b := range []struct {
+		v    int
+		flag string
+	}{{o.PerIter, "-I/--per_iter_timing"}, {o.Timestamps, "-S/--report_timestamps"}, {o.MemReport, "-M/--memory_report"}, {o.CPUTime, "-C/--report_cputime"}, {o.ParallelInit, "-p/--parallel_init"}} {
+		if b.v != 0 && b.v != 1 {
+			return usagef("invalid %s %d: want 0 or 1", b.flag, b.v)
+		}
+	}
+	// GPU-only flags: accepted; meaningless here, so say so or refuse.
+	if o.Graph > 0 {
+		return usagef("-G/--cudagraph %d needs CUDA graphs; the embedded backend has none (use -G 0)", o.Graph)
+	}
+	if o.DeviceImpl > 0 {
+		return usagef("-D/--device_implementation %d needs NCCL's device API; the embedded backend has none (use -D 0)", o.DeviceImpl)
+	}
+	if o.StreamNull != 0 {
+		o.notes = append(o.notes, "-y/--stream_null ignored: the embedded backend has one stream per communicator")
+	}
+	if o.Register != 0 {
+		o.notes = append(o.notes, "-R/--local_register ignored: embedded buffers need no registration")
+	}
+	if o.DeviceCTAs != 16 {
+		o.notes = append(o.notes, "-V/--device_cta_count ignored: no device implementation on the embedded backend")
+	}
+	if o.CTAPolicy != -1 {
+		o.notes = append(o.notes, "-x/--cta_policy ignored: channels play the role of CTAs; use --nchannels")
+	}
+	if o.ParallelInit != 0 {
+		o.notes = append(o.notes, "-p/--parallel_init ignored: in-process ranks are created together")
+	}
+	if o.Plot != "" {
+		return usagef("--plot is not available yet: plots arrive with the plots release")
+	}
+	return nil
+}
+
+// parseSize reads a byte count: an integer or decimal with an optional
+// binary K, M or G suffix (nccl-tests' parsesize), e.g. 8, 1.5K, 64M, 1G.
+func parseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return 0, fmt.Errorf("empty size")
+	}
+	mult := 1.0
+	switch t[len(t)-1] {
+	case 'k', 'K':
+		mult = 1 << 10
+	case 'm', 'M':
+		mult = 1 << 20
+	case 'g', 'G':
+		mult = 1 << 30
+	}
+	if mult > 1 {
+		t = t[:len(t)-1]
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || f < 0 || f*mult > 1<<50 || strings.ContainsAny(t, "xXpP_") {
+		return 0, fmt.Errorf("malformed size %q", s)
+	}
+	return int64(f * mult), nil
+}
+
+func parseSizeFlag(name, v string) (int64, error) {
+	n, err := parseSize(v)
+	if err != nil {
+		return 0, usagef("invalid size specified for '%s': %q: want a number of bytes with an optional K, M or G suffix (e.g. 8, 1.5K, 64M)", name, v)
+	}
+	return n, nil
+}
+
+var opAliases = map[string]reduce.Op{"mulsum": reduce.PreMulSum, "premulsum": reduce.PreMulSum}
+
+func parseOps(s string) ([]reduce.Op, error) {
+	if strings.EqualFold(strings.TrimSpace(s), "all") {
+		return reduce.AllOps(), nil
+	}
+	var out []reduce.Op
+	for _, f := range strings.Split(s, ",") {
+		if o, ok := opAliases[strings.ToLower(strings.TrimSpace(f))]; ok {
+			out = append(out, o)
+			continue
+		}
+		o, err := reduce.ParseOp(f)
+		if err != nil {
+			return nil, usagef("invalid -o/--op %q: valid ops are sum, prod, max, min, avg, mulsum (premulsum) or all", f)
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+func parseTypes(s string) ([]reduce.DataType, error) {
+	if strings.EqualFold(strings.TrimSpace(s), "all") {
+		return reduce.AllDataTypes(), nil
+	}
+	var out []reduce.DataType
+	for _, f := range strings.Split(s, ",") {
+		t, err := reduce.ParseDataType(f)
+		if err != nil {
+			return nil, usagef("invalid -d/--datatype %q: valid types are int8, uint8, int32, uint32, int64, uint64, half, float, double, bfloat16 or all", f)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// roots resolves -r against the rank count: a rank, or -1/all for every rank.
+func (o *Options) roots(n int) ([]int, error) {
+	s := strings.TrimSpace(o.rootSpec)
+	if strings.EqualFold(s, "all") || s == "-1" {
+		out := make([]int, n)
+		for i := range out {
+			out[i] = i
+		}
+		return out, nil
+	}
+	r, err := strconv.Atoi(s)
+	if err != nil || r < 0 || r >= n {
+		return nil, usagef("invalid -r/--root %q: want a rank from 0 to %d, or -1/all to sweep every root", o.rootSpec, n-1)
+	}
+	return []int{r}, nil
+}
+
+// parseList reads a comma list of names (case-insensitive) or "all".
+func parseList(flag, s string, valid []string) ([]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	if strings.EqualFold(strings.TrimSpace(s), "all") {
+		return append([]string(nil), valid...), nil
+	}
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		found := ""
+		for _, v := range valid {
+			if strings.EqualFold(strings.TrimSpace(f), v) {
+				found = v
+			}
+		}
+		if found == "" {
+			return nil, usagef("invalid --%s %q: valid values are %s or all", flag, f, strings.Join(valid, ", "))
+		}
+		out = append(out, found)
+	}
+	return out, nil
+}
+
+func parseChannels(s string) ([]int, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > ccl.MaxChannels {
+			return nil, usagef("invalid --nchannels %q: want channel counts from 1 to %d, e.g. 1,2,4", f, ccl.MaxChannels)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func parseBuffSizes(s string) ([]int64, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []int64
+	for _, f := range strings.Split(s, ",") {
+		n, err := parseSize(f)
+		if err != nil || n <= 0 {
+			return nil, usagef("invalid --buffsize %q: want sizes such as 1M,4M", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// timeout converts -T to the stack's timeout (0 keeps the default).
+func (o *Options) timeout() time.Duration { return time.Duration(o.Timeout) * time.Second }
+
+// isTerminal reports whether w is a terminal (for the progress bar).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,148 @@
+package results
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// KeepEnv reports whether an environment variable belongs in a Record: only
+// GCCL_* and NCCL_* do. Everything else (PATH, HOME, tokens) stays out.
+func KeepEnv(key string) bool {
+	return strings.HasPrefix(key, "GCCL_") || strings.HasPrefix(key, "NCCL_")
+}
+
+// FilterEnv turns "K=V" entries (os.Environ(), nccl-tests' env list) into a
+// map holding only the GCCL_* and NCCL_* variables; nil when none is left.
+// Entries without '=' are skipped.
+func FilterEnv(environ []string) map[string]string {
+	var m map[string]string
+	for _, kv := range environ {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || !KeepEnv(k) {
+			continue
+		}
+		if m == nil {
+			m = make(map[string]string)
+		}
+		m[k] = v
+	}
+	return m
+}
+
+// filterEnvMap returns env without the keys KeepEnv refuses; nil when empty.
+func filterEnvMap(env map[string]string) map[string]string {
+	var m map[string]string
+	for k, v := range env {
+		if !KeepEnv(k) {
+			continue
+		}
+		if m == nil {
+			m = make(map[string]string, len(env))
+		}
+		m[k] = v
+	}
+	return m
+}
+
+// envList renders env (filtered) as sorted "K=V" entries.
+func envList(env map[string]string) []string {
+	m := filterEnvMap(env)
+	list := make([]string, 0, len(m))
+	for k, v := range m {
+		list = append(list, k+"="+v)
+	}
+	sort.Strings(list)
+	return list
+}
+
+// The CSV env cell is "K=V;K=V", keys sorted. A ';' or '\' inside a value is
+// escaped with a backslash.
+
+func formatEnvCell(env map[string]string) string {
+	list := envList(env)
+	for i, kv := range list {
+		k, v, _ := strings.Cut(kv, "=")
+		v = strings.ReplaceAll(v, `\`, `\\`)
+		v = strings.ReplaceAll(v, ";", `\;`)
+		list[i] = k + "=" + v
+	}
+	return strings.Join(list, ";")
+}
+
+func parseEnvCell(s string) (map[string]string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var entries []string
+	var cur strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\' && i+1 < len(s):
+			i++
+			cur.WriteByte(s[i])
+		case c == ';':
+			entries = append(entries, cur.String())
+			cur.Reset()
+		default:
+			cur.WriteByte(c)
+		}
+	}
+	entries = append(entries, cur.String())
+	m := make(map[string]string, len(entries))
+	for _, e := range entries {
+		k, v, ok := strings.Cut(e, "=")
+		if !ok || k == "" {
+			return nil, &cellError{msg: "env entry " + strconv.Quote(e) + " is not K=V"}
+		}
+		if KeepEnv(k) {
+			m[k] = v
+		}
+	}
+	if len(m) == 0 {
+		return nil, nil
+	}
+	return m, nil
+}
+
+// configFromEnv derives the requested configuration from NCCL_*/GCCL_*
+// variables. full says the environment is a complete dump (nccl-tests writes
+// the whole environment), so an unset variable means the default ("auto",
+// 0); otherwise unset variables leave the fields unknown ("", 0).
+func configFromEnv(r *Record, env map[string]string, full bool) {
+	get := func(names ...string) (string, bool) {
+		for _, n := range names {
+			if v, ok := env[n]; ok && v != "" {
+				return v, true
+			}
+		}
+		return "", false
+	}
+	if v, ok := get("GCCL_ALGO", "NCCL_ALGO"); ok {
+		r.Algorithm = v
+	} else if full {
+		r.Algorithm = "auto"
+	}
+	if v, ok := get("GCCL_PROTO", "NCCL_PROTO"); ok {
+		r.Protocol = v
+	} else if full {
+		r.Protocol = "auto"
+	}
+	if v, ok := get("GCCL_NCHANNELS"); ok {
+		r.Channels, _ = strconv.Atoi(v)
+	} else {
+		lo, okLo := get("NCCL_MIN_NCHANNELS")
+		hi, okHi := get("NCCL_MAX_NCHANNELS")
+		if okLo && okHi && lo == hi {
+			r.Channels, _ = strconv.Atoi(lo)
+		}
+	}
+	if v, ok := get("GCCL_BUFFSIZE", "NCCL_BUFFSIZE"); ok {
+		r.BuffSize, _ = strconv.ParseInt(v, 0, 64)
+	}
+}
+
+// cellError is a problem with one value, positioned later by its reader.
+type cellError struct{ msg string }
+
+func (e *cellError) Error() string { return e.msg }

@@ -1,0 +1,87 @@
+package results
+
+import (
+	"path"
+	"strings"
+)
+
+// ncclTest names one nccl-tests test three ways.
+type ncclTest struct {
+	test       string // binary stem: all_reduce (all_reduce_perf, all_reduce_perf_mpi)
+	collective string // Record.Collective
+	testColl   string // nccl-tests' testColl name, written as experiment_name
+	reduces    bool   // has a reduction operator; otherwise Record.Op is "none"
+}
+
+// ncclTests is ordered so that a longer test name is tried before a shorter
+// one it contains (all_reduce and reduce_scatter before reduce, alltoall and
+// all_gather before gather, ...).
+var ncclTests = []ncclTest{
+	{test: "all_reduce", collective: "allreduce", testColl: "AllReduce", reduces: true},
+	{test: "reduce_scatter", collective: "reducescatter", testColl: "ReduceScatter", reduces: true},
+	{test: "all_gather", collective: "allgather", testColl: "AllGather"},
+	{test: "alltoall", collective: "alltoall", testColl: "AlltoAll"},
+	{test: "broadcast", collective: "broadcast", testColl: "Broadcast"},
+	{test: "hypercube", collective: "hypercube", testColl: "HyperCube"},
+	{test: "sendrecv", collective: "sendrecv", testColl: "SendRecv"},
+	{test: "scatter", collective: "scatter", testColl: "Scatter"},
+	{test: "gather", collective: "gather", testColl: "Gather"},
+	{test: "reduce", collective: "reduce", testColl: "Reduce", reduces: true},
+}
+
+// squash lower-cases s and drops '_' and '-', so that "all_reduce",
+// "AllReduce" and "allreduce" compare equal.
+func squash(s string) string {
+	s = strings.ToLower(s)
+	s = strings.ReplaceAll(s, "_", "")
+	return strings.ReplaceAll(s, "-", "")
+}
+
+// testByName finds a test from a test program name ("all_reduce_perf",
+// "/opt/nccl-tests/build/all_reduce_perf_mpi"), an experiment name
+// ("AllReduce") or a collective ("allreduce"): exactly, once the path,
+// "_perf"/"_mpi"/".exe" suffixes, case and '_' are stripped.
+func testByName(name string) (ncclTest, bool) {
+	base := path.Base(strings.ReplaceAll(strings.TrimSpace(name), `\`, "/"))
+	base = strings.TrimSuffix(base, ".exe")
+	base = strings.TrimSuffix(base, "_mpi")
+	base = strings.TrimSuffix(base, "_perf")
+	want := squash(base)
+	for _, t := range ncclTests {
+		if want == t.collective {
+			return t, true
+		}
+	}
+	return ncclTest{}, false
+}
+
+// testInText finds a test whose name appears inside s (a file name such as
+// "h200x2_all_reduce_perf.txt"); the longest match wins by table order.
+func testInText(s string) (ncclTest, bool) {
+	s = strings.ToLower(path.Base(strings.ReplaceAll(s, `\`, "/")))
+	for _, t := range ncclTests {
+		if strings.Contains(s, t.test) {
+			return t, true
+		}
+	}
+	return ncclTest{}, false
+}
+
+// testByCollective finds the test of a Record.Collective.
+func testByCollective(coll string) (ncclTest, bool) {
+	for _, t := range ncclTests {
+		if t.collective == coll {
+			return t, true
+		}
+	}
+	return ncclTest{}, false
+}
+
+// normalizeOp returns Record.Op for a test's redop column: "none" for
+// collectives that do not reduce (nccl-tests prints "sum" for sendrecv).
+func normalizeOp(t ncclTest, redop string) string {
+	if !t.reduces {
+		return "none"
+	}
+	return redop
+}
