@@ -160,8 +160,11 @@ func (ch *channel) loop() {
 }
 
 func (ch *channel) run(w *chanWork) {
-	var err error
-	if err = ch.comm.w.abort.Err(); err == nil {
+	err := ch.waitPrevious(w.plan.seq)
+	if err == nil {
+		err = ch.comm.w.abort.Err()
+	}
+	if err == nil {
 		for i := range w.colls {
 			if err = ch.runColl(&w.colls[i]); err != nil {
 				break
@@ -179,6 +182,22 @@ func (ch *channel) run(w *chanWork) {
 		ch.comm.fail(ch.id, err)
 	}
 	w.plan.channelDone()
+}
+
+// waitPrevious holds back a plan until the plan before it on this
+// communicator has finished on every channel: operations on a stream are
+// ordered as whole operations (NCCL's kernel boundary), not just channel by
+// channel, because consecutive operations may split their data over the
+// channels differently (another count, protocol grain or channel count).
+func (ch *channel) waitPrevious(seq uint64) error {
+	c := ch.comm
+	ready := func() bool { return c.finished.Load() >= seq-1 }
+	if ready() {
+		return nil
+	}
+	return ch.waiter.WaitKick(ready, c.kickAll, func() string {
+		return fmt.Sprintf("operation %d of rank %d to finish before operation %d starts", seq-1, c.rank, seq)
+	})
 }
 
 // collWork is one collective's part on one channel.

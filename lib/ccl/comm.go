@@ -310,6 +310,7 @@ func (c *Comm) fail(ch int, err error) {
 // plan is one "kernel launch": the per-channel work of one group.
 type plan struct {
 	comm *Comm
+	seq  uint64 // 1-based position in the communicator's stream
 	work []chanWork // per channel; those with a nil plan have no work
 	// finalCopies run after every channel finished, by the last one
 	// (in-place alltoall's staging buffer into the output).
@@ -336,6 +337,9 @@ func (p *plan) channelDone() {
 		p.finish()
 		c.finished.Add(1)
 		c.syncWaiter.Wake()
+		for _, ch := range c.channels { // channels holding the next plan back
+			ch.waiter.Wake()
+		}
 	}
 }
 
@@ -346,6 +350,14 @@ func (p *plan) finish() {
 	}
 	for _, c := range p.finalCopies {
 		copy(c.dst, c.src)
+	}
+}
+
+// kickAll wakes every channel goroutine of c that has queued work nobody
+// runs: a channel waiting for the previous plan needs those to finish.
+func (c *Comm) kickAll() {
+	for _, ch := range c.channels {
+		ch.kick()
 	}
 }
 

@@ -92,12 +92,18 @@ func (c *Comm) launch(tasks []task) error {
 			n++
 		}
 	}
-	c.enqueued++
 	if n == 0 {
+		// Nothing to run (every count was 0): the plan never enters the
+		// stream, so stream positions stay dense and ordered.
 		pl.finish()
-		c.finished.Add(1)
+		clear(pl.finalCopies)
+		pl.finalCopies = pl.finalCopies[:0]
+		c.inflight = c.inflight[:len(c.inflight)-1]
+		c.freePlans = append(c.freePlans, pl)
 		return nil
 	}
+	c.enqueued++
+	pl.seq = c.enqueued
 	pl.pending.Store(n)
 	for i := range pl.work {
 		if pl.work[i].plan != nil {
