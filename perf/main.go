@@ -89,7 +89,7 @@ func (e *engine) run() (int, error) {
 	sizes := sizeList(o.MinBytes, o.MaxBytes, o.StepBytes, o.StepFactor)
 	configs := o.configs()
 
-	sink, err := openSink(o, e.started)
+	sink, err := openSink(o, e.be, e.started)
 	if err != nil {
 		return exitInvalidUsage, err
 	}

@@ -76,6 +76,7 @@ type Options struct {
 	Plot       string   // --plot (a later issue)
 
 	notes []string // one-line notes about ignored GPU-only flags
+	args  []string // the command line, for nccl-tests' JSON
 }
 
 // nRanks is the number of ranks in this process.
@@ -83,7 +84,7 @@ func (o *Options) nRanks() int { return o.Threads * o.RanksPerThread }
 
 // parseOptions parses args (without the program name).
 func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error) {
-	o := &Options{}
+	o := &Options{args: args}
 	fs := pflag.NewFlagSet(prog, pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.SortFlags = false

@@ -24,7 +24,7 @@ type footer struct {
 	bwChecked, bwOK bool
 }
 
-func openSink(o *Options, started time.Time) (*sink, error) {
+func openSink(o *Options, be Backend, started time.Time) (*sink, error) {
 	s := &sink{}
 	create := results.Create
 	if o.Force {
@@ -58,7 +58,7 @@ func openSink(o *Options, started time.Time) (*sink, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.json = newNCCLJSON(f, o, started)
+		s.json = newNCCLJSON(f, o, be, started)
 	}
 	return s, nil
 }

@@ -244,8 +244,12 @@ func (rd *CSVReader) readHeader() bool {
 		}
 		if !ok {
 			rd.done = true
+			quoted := make([]string, len(alts))
+			for i, a := range alts {
+				quoted[i] = strconv.Quote(a)
+			}
 			rd.errs.fatal = &SyntaxError{File: rd.name, Line: line,
-				Msg: fmt.Sprintf("CSV header lacks required column %q", strings.Join(alts, `" or "`))}
+				Msg: "CSV header lacks required column " + strings.Join(quoted, " or ")}
 			return false
 		}
 	}

@@ -43,7 +43,9 @@ func (e *SyntaxError) Error() string {
 	b.WriteString(": ")
 	b.WriteString(e.Msg)
 	if e.Err != nil {
-		b.WriteString(": ")
+		if e.Msg != "" {
+			b.WriteString(": ")
+		}
 		b.WriteString(e.Err.Error())
 	}
 	return b.String()

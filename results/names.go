@@ -37,22 +37,47 @@ func squash(s string) string {
 	return strings.ReplaceAll(s, "-", "")
 }
 
-// testByName finds a test from a test program name ("all_reduce_perf",
-// "/opt/nccl-tests/build/all_reduce_perf_mpi"), an experiment name
-// ("AllReduce") or a collective ("allreduce"): exactly, once the path,
-// "_perf"/"_mpi"/".exe" suffixes, case and '_' are stripped.
-func testByName(name string) (ncclTest, bool) {
+// programStem strips a program or test name to its stem: the path, then
+// ".exe", "_mpi" and "_perf" ("/build/all_reduce_perf_mpi" -> "all_reduce");
+// perf says whether "_perf" was there.
+func programStem(name string) (stem string, perf bool) {
 	base := path.Base(strings.ReplaceAll(strings.TrimSpace(name), `\`, "/"))
 	base = strings.TrimSuffix(base, ".exe")
 	base = strings.TrimSuffix(base, "_mpi")
-	base = strings.TrimSuffix(base, "_perf")
-	want := squash(base)
+	stem, perf = strings.CutSuffix(base, "_perf")
+	if stem == "." || stem == "/" {
+		stem = ""
+	}
+	return stem, perf
+}
+
+// testByName finds a test from a test program name ("all_reduce_perf",
+// "/opt/nccl-tests/build/all_reduce_perf_mpi"), an experiment name
+// ("AllReduce") or a collective ("allreduce"), ignoring case and '_'.
+func testByName(name string) (ncclTest, bool) {
+	stem, _ := programStem(name)
+	want := squash(stem)
 	for _, t := range ncclTests {
 		if want == t.collective {
 			return t, true
 		}
 	}
 	return ncclTest{}, false
+}
+
+// testOrUnknown is testByName, except that a name it does not know (a test
+// such as alltoallv_perf or bisection_perf) still names the collective: its
+// stem without '_' ("alltoallv"), keeping the printed redop. With
+// requirePerf, only program names ending "_perf" (or "_perf_mpi") qualify.
+func testOrUnknown(name string, requirePerf bool) (ncclTest, bool) {
+	if t, ok := testByName(name); ok {
+		return t, true
+	}
+	stem, perf := programStem(name)
+	if stem == "" || (requirePerf && !perf) {
+		return ncclTest{}, false
+	}
+	return ncclTest{test: stem, collective: squash(stem), testColl: stem, reduces: true}, true
 }
 
 // testInText finds a test whose name appears inside s (a file name such as

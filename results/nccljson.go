@@ -136,17 +136,17 @@ type ncclDeviceJSON struct {
 }
 
 type ncclRowJSON struct {
-	Size              int64           `json:"size"`
-	Count             int64           `json:"count"`
-	Type              string          `json:"type"`
-	RedOp             string          `json:"redop"`
-	Root              json.RawMessage `json:"root"` // "%6i" string; a number is accepted
-	OutOfPlace        *ncclPlaceJSON  `json:"out_of_place"`
+	Size              int64            `json:"size"`
+	Count             int64            `json:"count"`
+	Type              string           `json:"type"`
+	RedOp             string           `json:"redop"`
+	Root              json.RawMessage  `json:"root"` // "%6i" string; a number is accepted
+	OutOfPlace        *ncclPlaceJSON   `json:"out_of_place"`
 	OutOfPlacePerIter *ncclPerIterJSON `json:"out_of_place_per_iter,omitempty"`
-	InPlace           *ncclPlaceJSON  `json:"in_place"`
+	InPlace           *ncclPlaceJSON   `json:"in_place"`
 	InPlacePerIter    *ncclPerIterJSON `json:"in_place_per_iter,omitempty"`
-	ActualIterations  int             `json:"actual_iterations"`
-	ExperimentName    string          `json:"experiment_name"`
+	ActualIterations  int              `json:"actual_iterations"`
+	ExperimentName    string           `json:"experiment_name"`
 }
 
 type ncclPlaceJSON struct {

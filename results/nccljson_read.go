@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"time"
 )
 
@@ -268,9 +269,9 @@ func (rd *NCCLJSONReader) parseRow(h ncclHead, at rawAt) ([]Record, error) {
 			return nil, rd.at(at.off, err, "result row: root")
 		}
 	}
-	test, ok := testByName(row.ExperimentName)
+	test, ok := testOrUnknown(row.ExperimentName, false)
 	if !ok && len(h.args) > 0 {
-		test, ok = testByName(h.args[0])
+		test, ok = testOrUnknown(h.args[0], true)
 	}
 	if !ok {
 		test, ok = testInText(rd.name)
@@ -330,8 +331,8 @@ func (rd *NCCLJSONReader) parseRow(h ncclHead, at rawAt) ([]Record, error) {
 		}
 		r.TimeUs, r.AlgBw, r.BusBw = float64(*t), float64(p.place.AlgBw), float64(p.place.BusBw)
 		r.Wrong = -1
-		if p.place.NWrong != nil {
-			r.Wrong = int64(*p.place.NWrong)
+		if w := p.place.NWrong; w != nil && *w >= 0 && !math.IsInf(float64(*w), 0) {
+			r.Wrong = int64(*w) // NaN fails >= 0
 		}
 		if pi := p.perIter; pi != nil {
 			r.MinUs, r.MaxUs = float64(pi.MinUs), float64(pi.MaxUs)

@@ -4,41 +4,54 @@ import (
 	"io"
 	"math"
 	"slices"
-	"time"
 )
 
 // WriteNCCLJSON writes recs as one nccl-tests -J document (version 3); args
-// is the command line for "args". It is NCCLJSONWriter driven from Records:
-//
-//   - the header comes from the first record (start_time: the earliest
-//     Timestamp; env: its Env; devices: NProcs entries on Host);
-//   - records that differ only in Placement share a row, in the order their
-//     first record came; a row without an out-of-place record has
-//     "out_of_place":null, likewise in-place;
-//   - experiment_name is the collective's nccl-tests name ("AllReduce"), so
-//     that a reader can tell the collective whatever the program was;
-//   - average_bus_bandwidth is the mean busBw over all placements, like
-//     nccl-tests, and is not checked (okay null); end_time is now.
+// is the command line for "args". It is NCCLDocument then WriteNCCLDocument;
+// a harness that knows more (warmup iterations, the -G flag, a checked
+// average bandwidth) edits the pieces in between.
 func WriteNCCLJSON(w io.Writer, recs []Record, args []string) error {
-	hdr, rows, foot := ncclDocFromRecords(recs, args)
+	hdr, rows, foot := NCCLDocument(recs, args)
+	return WriteNCCLDocument(w, hdr, rows, foot)
+}
+
+// WriteNCCLDocument writes a whole document through NCCLJSONWriter.
+func WriteNCCLDocument(w io.Writer, hdr NCCLHeader, rows []NCCLRow, foot NCCLFooter) error {
 	nw, err := NewNCCLJSONWriter(w, hdr)
 	if err != nil {
 		return err
 	}
 	for _, r := range rows {
-		if err := nw.AddRow(r.key, r.out, r.in); err != nil {
+		if err := nw.AddRow(r.Key, r.Out, r.In); err != nil {
 			return err
 		}
 	}
 	return nw.Close(foot)
 }
 
-type ncclRow struct {
-	key     NCCLRowKey
-	out, in *NCCLRowResult
+// NCCLRow is one result row: its key and its two placements (nil: null).
+type NCCLRow struct {
+	Key     NCCLRowKey
+	Out, In *NCCLRowResult
 }
 
-func ncclDocFromRecords(recs []Record, args []string) (NCCLHeader, []ncclRow, NCCLFooter) {
+// NCCLDocument builds an nccl-tests -J document from records:
+//
+//   - the header comes from the first record (start_time: the earliest
+//     Timestamp; env: its Env; nthreads 1, ngpus NRanks/NProcs, devices:
+//     NProcs entries on Host; the sweep step inferred from the sizes);
+//     warmup_iters, graph and the blocking/parallel flags are left zero;
+//   - records that differ only in Placement share a row, in the order their
+//     first record came; a row without an out-of-place record has
+//     "out_of_place":null, likewise in-place;
+//   - experiment_name is the collective's nccl-tests name ("AllReduce"), so
+//     that a reader can tell the collective whatever the program was;
+//   - the per-iteration report comes from MinUs/MaxUs/MedianUs/P99Us and
+//     IterTimesUs (the rest computed as nccl-tests does);
+//   - out_of_bounds counts the wrong elements; average_bus_bandwidth is the
+//     mean busBw over all placements, like nccl-tests, not checked (okay
+//     null); EndTime is left zero (the writer writes now).
+func NCCLDocument(recs []Record, args []string) (NCCLHeader, []NCCLRow, NCCLFooter) {
 	var hdr NCCLHeader
 	hdr.Args = args
 	if len(recs) == 0 {
@@ -69,7 +82,7 @@ func ncclDocFromRecords(recs []Record, args []string) (NCCLHeader, []ncclRow, NC
 		size, count   int64
 	}
 	index := map[rowKey]int{}
-	var rows []ncclRow
+	var rows []NCCLRow
 	var sizes []int64
 	var bwSum float64
 	var bwN int
@@ -84,15 +97,15 @@ func ncclDocFromRecords(recs []Record, args []string) (NCCLHeader, []ncclRow, NC
 			}
 			i = len(rows)
 			index[k] = i
-			rows = append(rows, ncclRow{key: NCCLRowKey{Size: r.Size, Count: r.Count, Type: r.Type,
+			rows = append(rows, NCCLRow{Key: NCCLRowKey{Size: r.Size, Count: r.Count, Type: r.Type,
 				RedOp: r.Op, Root: r.Root, ActualIters: r.Iterations, ExperimentName: name}})
 			sizes = append(sizes, r.Size)
 		}
 		res := &NCCLRowResult{TimeUs: r.TimeUs, AlgBw: r.AlgBw, BusBw: r.BusBw, Wrong: r.Wrong, PerIter: perIterFromRecord(r)}
 		if r.Placement == InPlace {
-			rows[i].in = res
+			rows[i].In = res
 		} else {
-			rows[i].out = res
+			rows[i].Out = res
 		}
 		if r.Wrong >= 0 {
 			c.Validation = 1
@@ -105,7 +118,6 @@ func ncclDocFromRecords(recs []Record, args []string) (NCCLHeader, []ncclRow, NC
 	foot.AvgBusBw = bwSum / float64(bwN)
 	c.MinBytes, c.MaxBytes = slices.Min(sizes), slices.Max(sizes)
 	c.StepFactor, c.StepBytes = sweepStep(sizes)
-	foot.EndTime = time.Now()
 	return hdr, rows, foot
 }
 

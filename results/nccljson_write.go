@@ -64,10 +64,10 @@ type NCCLRowResult struct {
 // NCCLPerIter is a placement's per-iteration report (-I). Zero statistics
 // are taken as unknown and left out.
 type NCCLPerIter struct {
-	Skipped                                   int
+	Skipped                                  int
 	MinUs, MaxUs, AvgUs, P50Us, P95Us, P99Us float64
-	StdevUs, CVPct                            float64
-	TimesUs                                   []float64
+	StdevUs, CVPct                           float64
+	TimesUs                                  []float64
 }
 
 // NCCLFooter is what follows the results.

@@ -152,7 +152,7 @@ func (rd *NCCLTextReader) parseComment(body string) {
 		name := strings.TrimSpace(strings.TrimPrefix(body, "Collective test starting:"))
 		rd.st = newTextState(rd.st.tool)
 		rd.st.testName = name
-		rd.st.test, rd.st.testKnown = testByName(name)
+		rd.st.test, rd.st.testKnown = testOrUnknown(name, false)
 	case f[0] == "nThread":
 		rd.parseConfig(f)
 	case body == "Using devices":
