@@ -43,10 +43,10 @@ func (p placementCols) format(bitwise bool) string {
 	if p.wrong < 0 {
 		fmt.Fprintf(&b, "  %7s  %6s  %6s    N/A", floatStr(p.timeUs, 7), floatStr(p.algBw, 6), floatStr(p.busBw, 6))
 	} else {
-		fmt.Fprintf(&b, "  %7s  %6s  %6s  %6g", floatStr(p.timeUs, 7), floatStr(p.algBw, 6), floatStr(p.busBw, 6), float64(p.wrong))
+		fmt.Fprintf(&b, "  %7s  %6s  %6s  %6.6g", floatStr(p.timeUs, 7), floatStr(p.algBw, 6), floatStr(p.busBw, 6), float64(p.wrong))
 	}
 	if bitwise {
-		fmt.Fprintf(&b, "  %8g", float64(p.bitdiff))
+		fmt.Fprintf(&b, "  %8.6g", float64(p.bitdiff))
 	}
 	if p.iter != nil {
 		fmt.Fprintf(&b, "  %7s  %7s  %7s  %7s", floatStr(p.iter.minUs, 7), floatStr(p.iter.maxUs, 7), floatStr(p.iter.p99Us, 7), floatStr(p.iter.cvPct, 7))

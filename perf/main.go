@@ -154,7 +154,7 @@ func (e *engine) runConfig(rc RunConfig, sizes []int64, ops []reduce.Op, roots [
 // runPoint measures both placements of one point and prints its row.
 func (e *engine) runPoint(r *runner, rc RunConfig, p point) error {
 	var row strings.Builder
-	row.WriteString(rowPreamble(p.bytes, p.bytes/int64(p.dt.Size()), p.dt.String(), opName(e.t, p.op.String()), p.root))
+	row.WriteString(rowPreamble(p.bytes, int64(p.param), p.dt.String(), opName(e.t, p.op.String()), p.root))
 	for _, inPlace := range []bool{false, true} {
 		m, err := r.measure(p, inPlace)
 		if err != nil {
@@ -192,7 +192,7 @@ func (e *engine) record(rc RunConfig, p point, inPlace bool, m measurement, algB
 		Collective: e.t.Collective, Type: p.dt.String(), Op: opName(e.t, p.op.String()), Root: p.root,
 		Algorithm: orAuto(rc.Algo), Protocol: orAuto(rc.Proto), Channels: rc.NChannels, BuffSize: rc.BuffSize,
 		ChosenAlgo: m.chosen.Algo, ChosenProto: m.chosen.Proto, ChosenCh: m.chosen.NChannels,
-		Placement: place, Size: p.bytes, Count: p.bytes / int64(p.dt.Size()),
+		Placement: place, Size: p.bytes, Count: int64(p.param),
 		Iterations: e.o.Iters, AggIters: e.o.AggIters, TimeUs: m.timeUs,
 		AlgBw: algBw, BusBw: busBw, Wrong: m.wrong, RefCopyGBps: e.refCopy,
 		Env: results.FilterEnv(os.Environ()),

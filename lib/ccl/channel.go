@@ -45,6 +45,12 @@ type channel struct {
 	// or the caller went elsewhere). Written by the runner; read by post,
 	// which then wakes the goroutine at once instead of waiting for a kick.
 	selfRun atomic.Bool
+	// wanted is set by a peer's kick: someone waits for this channel's
+	// work. Written by kick (any goroutine) before it looks for queued work,
+	// consumed by post after it queued work (the Dekker pair that keeps a
+	// kick arriving just before the work from being lost), cleared by a
+	// runner that starts.
+	wanted atomic.Bool
 
 	scratch        []byte      // LL/LL128 staging; owned by the runner
 	allReduceSteps []algo.Step // RingAllReduce(n, ix), computed once
@@ -89,7 +95,7 @@ func (ch *channel) post(w *chanWork) {
 	// goroutine now would only make it lose the race to Synchronize. The
 	// other channels start now, in parallel, and so does channel 0 when its
 	// last work was not run by Synchronize.
-	if ch.id != 0 || ch.selfRun.Load() {
+	if ch.id != 0 || ch.selfRun.Load() || ch.wanted.Swap(false) {
 		ch.idle.Wake()
 	}
 }
@@ -97,6 +103,7 @@ func (ch *channel) post(w *chanWork) {
 // kick wakes the channel goroutine if work is queued and nobody runs it:
 // called by a peer about to wait for this channel.
 func (ch *channel) kick() {
+	ch.wanted.Store(true)
 	if ch.pending() && ch.running.Load() == 0 {
 		ch.idle.Wake()
 	}
@@ -111,6 +118,7 @@ func (ch *channel) tryDrain(byOwner bool) bool {
 		return false
 	}
 	ch.selfRun.Store(byOwner)
+	ch.wanted.Store(false)
 	for ch.pending() {
 		ch.mu.Lock()
 		w := ch.queue[ch.head]

@@ -2,7 +2,9 @@ package ccl
 
 import (
 	"fmt"
+	"sync"
 	"testing"
+	"time"
 )
 
 // Operations on a stream run in order as whole operations: a later one may
@@ -73,3 +75,33 @@ func pow(b, e int) float32 {
 }
 
 var _ = fmt.Sprint
+
+// Two goroutines drive two ranks each, the second one late: the first
+// drives its ranks into waits that kick the other ranks' channels before
+// any work is queued there. The kick must not be lost when the work arrives
+// (a 5 s timeout turns a lost kick into a failure instead of a hang).
+func TestLateDriverIsNotLost(t *testing.T) {
+	for _, proto := range []string{"LL", "Simple"} {
+		cfg := Config{Proto: proto, NChannels: 2, Timeout: 5 * time.Second}
+		comms := initT(t, 4, cfg)
+		drive := func(cs []*Comm, delay time.Duration) {
+			time.Sleep(delay)
+			bufs := make([][]byte, len(cs))
+			for i, c := range cs {
+				bufs[i] = f32s([]float32{float32(c.Rank()), 1})
+				must(t, c.AllReduce(bufs[i], bufs[i], 2, Float32, Sum))
+			}
+			for i, c := range cs {
+				must(t, c.Synchronize())
+				if got := asF32(bufs[i]); got[0] != 6 || got[1] != 4 {
+					t.Errorf("%s rank %d: got %v want [6 4]", proto, c.Rank(), got)
+				}
+			}
+		}
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() { defer wg.Done(); drive(comms[:2], 0) }()
+		go func() { defer wg.Done(); drive(comms[2:], 30*time.Millisecond) }()
+		wg.Wait()
+	}
+}
