@@ -24,6 +24,7 @@ func newProgress(w io.Writer, total int) *progress {
 	pw.SetTrackerPosition(pprogress.PositionRight)
 	pw.SetUpdateFrequency(200 * time.Millisecond)
 	pw.Style().Visibility.ETA = true
+	pw.Style().Options.ETAPrecision = 100 * time.Millisecond
 	pw.Style().Visibility.Time = true
 	pw.Style().Visibility.Value = true
 	t := &pprogress.Tracker{Message: "sizes", Total: int64(total), Units: pprogress.UnitsDefault}
