@@ -246,32 +246,6 @@ func (o *Options) validate() error {
 	return nil
 }
 
-// parseSize reads a byte count: an integer or decimal with an optional
-// binary K, M or G suffix (nccl-tests' parsesize), e.g. 8, 1.5K, 64M, 1G.
-func parseSize(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	if t == "" {
-		return 0, fmt.Errorf("empty size")
-	}
-	mult := 1.0
-	switch t[len(t)-1] {
-	case 'k', 'K':
-		mult = 1 << 10
-	case 'm', 'M':
-		mult = 1 << 20
-	case 'g', 'G':
-		mult = 1 << 30
-	}
-	if mult > 1 {
-		t = t[:len(t)-1]
-	}
-	f, err := strconv.ParseFloat(t, 64)
-	if err != nil || f < 0 || f*mult > 1<<50 || strings.ContainsAny(t, "xXpP_") {
-		return 0, fmt.Errorf("malformed size %q", s)
-	}
-	return int64(f * mult), nil
-}
-
 func parseSizeFlag(name, v string) (int64, error) {
 	n, err := parseSize(v)
 	if err != nil {
@@ -399,3 +373,6 @@ func isTerminal(w io.Writer) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
+
+// parseSize reads a size flag's value (see ccl.ParseSize).
+func parseSize(s string) (int64, error) { return ccl.ParseSize(s) }

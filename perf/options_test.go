@@ -73,8 +73,11 @@ func TestFlagsAccepted(t *testing.T) {
 		for _, form := range forms {
 			// -b/-e are validated together: keep min <= max.
 			base := []string{"-b", "8", "-e", "1G"}
-			if f.short == "-b" || f.short == "-e" {
-				base = nil
+			switch f.short {
+			case "-b":
+				base = []string{"-e", "1G"}
+			case "-e":
+				base = []string{"-b", "8"}
 			}
 			var errb bytes.Buffer
 			o, err := parseOptions("all_reduce_perf", append(base, form...), &errb)
@@ -234,6 +237,8 @@ func TestUsageErrors(t *testing.T) {
 		{AllReduce, []string{"-o", "foo"}, []string{"-o/--op", `"foo"`, "sum", "mulsum", "all"}},
 		{AllReduce, []string{"-b", "12Q"}, []string{"'minbytes'", `"12Q"`, "K, M or G"}},
 		{AllReduce, []string{"-e", "abc"}, []string{"'maxbytes'", `"abc"`, "K, M or G"}},
+		{AllReduce, []string{"-b", "NaN"}, []string{"'minbytes'", `"NaN"`}},
+		{AllReduce, []string{"-e", "-1"}, []string{"'maxbytes'", `"-1"`}},
 		{AllReduce, []string{"-i", "1X"}, []string{"'stepbytes'", `"1X"`}},
 		{AllReduce, []string{"-b", "1M", "-e", "1K"}, []string{"'minbytes' and 'maxbytes'", "1048576 > 1024"}},
 		{AllReduce, []string{"-a", "4"}, []string{"-a/--average", "0 (rank 0), 1 (mean), 2 (min) or 3 (max)"}},
@@ -280,10 +285,7 @@ func TestUsageErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		name := fmt.Sprintf("%s %s", c.test.Prog, strings.Join(c.args, " "))
-		r := runPerf(t, c.test, args(c.args, []string{"-n", "1", "-w", "0"})...)
-		if c.args[0] == "-n" {
-			r = runPerf(t, c.test, c.args...)
-		}
+		r := runPerf(t, c.test, args([]string{"-b", "8", "-e", "8", "-n", "1", "-w", "0"}, c.args)...)
 		if r.code != exitInvalidUsage {
 			t.Errorf("%s: exit %d, want %d\nstderr %q", name, r.code, exitInvalidUsage, r.stderr)
 			continue

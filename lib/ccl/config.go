@@ -126,11 +126,11 @@ func parseTimeout(v string) (time.Duration, error) {
 	return d, nil
 }
 
-// ParseSize reads a byte count with an optional binary suffix: 512, 64K,
-// 4M, 1G (K = 1024), or decimals such as 1.5M.
+// ParseSize reads a byte count as nccl-tests does: a number, decimals
+// allowed, with an optional binary K, M or G suffix: 512, 1.5K, 64M, 1G.
 func ParseSize(s string) (int64, error) {
 	t := strings.TrimSpace(s)
-	mult := int64(1)
+	mult := 1.0
 	if n := len(t); n > 0 {
 		switch t[n-1] {
 		case 'k', 'K':
@@ -145,10 +145,11 @@ func ParseSize(s string) (int64, error) {
 		}
 	}
 	f, err := strconv.ParseFloat(t, 64)
-	if err != nil || f < 0 || f*float64(mult) > 1<<62 {
+	// ParseFloat also takes hex floats, "inf" and "nan": sizes are plain decimals.
+	if err != nil || f < 0 || f*mult > 1<<50 || strings.ContainsAny(t, "xXpPiInN_") {
 		return 0, fmt.Errorf("invalid size %q: want a non-negative number with an optional K, M or G suffix", s)
 	}
-	return int64(f * float64(mult)), nil
+	return int64(f * mult), nil
 }
 
 // parseProto returns the forced protocol, or -1 for auto.
