@@ -75,19 +75,29 @@ func (r *runner) slotBytes(p point) int {
 	return max(b*max(r.t.sendBlocks(r.n()), r.t.recvBlocks(r.n())), 1)
 }
 
-// slots is how many rotation slots fit in the buffers.
-func (r *runner) slots(p point) int {
-	if r.o.CheckTimed {
-		return 1 // --check-timed checks each iteration at slot 0
-	}
+// fit is how many rotation slots fit in the buffers.
+func (r *runner) fit(p point) int {
 	return max(1, (len(r.bufs[0].recv)-r.unalignBytes(p))/r.slotBytes(p))
 }
+
+// slots is how many rotation slots the calls cycle through. --check-timed
+// gives each of an iteration's -m operations a slot of its own (in place, a
+// second operation on the same slot would reduce the first one's output).
+func (r *runner) slots(p point) int {
+	if r.o.CheckTimed {
+		return r.o.AggIters
+	}
+	return r.fit(p)
+}
+
+// slotShift is the byte offset of rotation slot s.
+func (r *runner) slotShift(p point, s int) int { return r.unalignBytes(p) + r.slotBytes(p)*s }
 
 func (r *runner) unalignBytes(p point) int { return r.o.Unalign * p.dt.Size() }
 
 // call runs one operation on rank at rotation iteration iter.
 func (r *runner) call(c Comm, p point, inPlace bool, iter int) error {
-	shift := r.unalignBytes(p) + r.slotBytes(p)*(iter%r.slots(p))
+	shift := r.slotShift(p, iter%r.slots(p))
 	send, recv := r.views(c.Rank(), p, inPlace, shift)
 	op := ccl.RedOp{Op: p.op}
 	if p.op == reduce.PreMulSum {
@@ -161,7 +171,7 @@ func (r *runner) timeThread(th int, p point, inPlace bool, seed uint64) threadRe
 		return fail(err)
 	}
 	if o.CheckTimed {
-		r.prepare(cs, p, inPlace, seed)
+		r.prepareSlots(cs, p, inPlace, seed)
 	}
 	r.bar.wait()
 
@@ -187,8 +197,10 @@ func (r *runner) timeThread(th int, p point, inPlace bool, seed uint64) threadRe
 			total += d
 			res.iters = append(res.iters, d.Seconds()/float64(o.AggIters))
 			if o.CheckTimed { // untimed: check, then refresh data for the next iteration
-				res.wrong += r.verify(cs, p, inPlace, seed)
-				r.prepare(cs, p, inPlace, seed)
+				for a := 0; a < o.AggIters; a++ {
+					res.wrong += r.verify(cs, p, inPlace, seed, a)
+				}
+				r.prepareSlots(cs, p, inPlace, seed)
 			}
 		}
 	}
@@ -207,6 +219,10 @@ func (r *runner) timeThread(th int, p point, inPlace bool, seed uint64) threadRe
 func (r *runner) measure(p point, inPlace bool) (measurement, error) {
 	o := r.o
 	seed := pointSeed(p, inPlace)
+	if o.CheckTimed && r.fit(p) < o.AggIters {
+		return measurement{}, usagef("--check-timed with -m %d needs %d slots of %d bytes per buffer, but only %d fit in -e %d: lower -m or raise -e",
+			o.AggIters, o.AggIters, r.slotBytes(p), r.fit(p), o.MaxBytes)
+	}
 	results := make([]threadResult, o.Threads)
 	var wg sync.WaitGroup
 	for th := 0; th < o.Threads; th++ {
@@ -260,11 +276,11 @@ func (r *runner) measure(p point, inPlace bool) (measurement, error) {
 // checkOnce fills inputs, runs one operation on every rank and counts the
 // wrong output elements.
 func (r *runner) checkOnce(p point, inPlace bool, seed uint64) (int64, error) {
-	r.prepare(r.comms, p, inPlace, seed)
+	r.prepare(r.comms, p, inPlace, seed, 0)
 	if err := r.runAll(p, inPlace); err != nil {
 		return 0, err
 	}
-	return r.verify(r.comms, p, inPlace, seed), nil
+	return r.verify(r.comms, p, inPlace, seed, 0), nil
 }
 
 // runAll runs one operation on every rank, each thread driving its ranks.
@@ -293,11 +309,18 @@ func (r *runner) runAll(p point, inPlace bool) error {
 // writes nothing cannot pass on stale results.
 const poison = 0xA5
 
-// prepare writes the inputs of ranks cs for a check of p at rotation slot 0
+// prepareSlots prepares every slot an iteration of -m operations uses.
+func (r *runner) prepareSlots(cs []Comm, p point, inPlace bool, seed uint64) {
+	for a := 0; a < r.o.AggIters; a++ {
+		r.prepare(cs, p, inPlace, seed, a)
+	}
+}
+
+// prepare writes the inputs of ranks cs for a check of p at rotation slot
 // and poisons their outputs.
-func (r *runner) prepare(cs []Comm, p point, inPlace bool, seed uint64) {
+func (r *runner) prepare(cs []Comm, p point, inPlace bool, seed uint64, slot int) {
 	for _, c := range cs {
-		send, recv := r.views(c.Rank(), p, inPlace, r.unalignBytes(p))
+		send, recv := r.views(c.Rank(), p, inPlace, r.slotShift(p, slot))
 		for i := range recv {
 			recv[i] = poison
 		}
@@ -307,7 +330,7 @@ func (r *runner) prepare(cs []Comm, p point, inPlace bool, seed uint64) {
 }
 
 // verify compares the outputs of ranks cs with the exact expected values.
-func (r *runner) verify(cs []Comm, p point, inPlace bool, seed uint64) int64 {
+func (r *runner) verify(cs []Comm, p point, inPlace bool, seed uint64, slot int) int64 {
 	var wrong int64
 	ulps := 0
 	if p.op == reduce.Avg && p.dt.IsFloat() {
@@ -318,7 +341,7 @@ func (r *runner) verify(cs []Comm, p point, inPlace bool, seed uint64) int64 {
 		if want == nil {
 			continue
 		}
-		_, recv := r.views(c.Rank(), p, inPlace, r.unalignBytes(p))
+		_, recv := r.views(c.Rank(), p, inPlace, r.slotShift(p, slot))
 		w, _ := exact.Compare(recv[:len(want)], want, p.dt, ulps)
 		wrong += int64(w)
 	}
@@ -335,7 +358,7 @@ func (r *runner) bitwise(p point, inPlace bool, seed uint64) (int64, error) {
 	ref := make([][]byte, r.n())
 	var diff int64
 	for k := 0; k <= r.o.Bitwise; k++ {
-		r.prepare(r.comms, p, inPlace, seed)
+		r.prepare(r.comms, p, inPlace, seed, 0)
 		if err := r.runAll(p, inPlace); err != nil {
 			return 0, err
 		}

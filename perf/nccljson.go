@@ -37,11 +37,9 @@ func (j *ncclJSON) finish(f footer) error {
 	c.Validation, c.Graph = o.Check, o.Graph
 	c.Blocking, c.PerIterTiming, c.ParallelInit = o.Blocking != 0, o.PerIter != 0, o.ParallelInit != 0
 	host, _ := os.Hostname()
-	c.Devices = c.Devices[:0]
-	for r := 0; r < o.nRanks(); r++ {
-		bus, desc := j.be.Device(r)
-		c.Devices = append(c.Devices, results.NCCLDevice{Rank: r, Pid: os.Getpid(), Hostname: host, Device: r, DeviceHex: bus, DeviceInfo: desc})
-	}
+	// nccl-tests lists one device per process: its first rank's.
+	bus, desc := j.be.Device(0)
+	c.Devices = []results.NCCLDevice{{Rank: 0, Pid: os.Getpid(), Hostname: host, Device: 0, DeviceHex: bus, DeviceInfo: desc}}
 	foot.OutOfBounds = int(f.wrong)
 	foot.AvgBusBw = f.avgBw
 	if f.bwChecked {

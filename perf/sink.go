@@ -2,6 +2,7 @@ package perf
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"time"
 
@@ -33,7 +34,15 @@ func openSink(o *Options, be Backend, started time.Time) (*sink, error) {
 	open := func(path string) (*os.File, error) {
 		f, err := create(path)
 		if err != nil {
-			s.close()
+			// Leave nothing behind: a refused run must not block the next one.
+			for _, g := range s.files {
+				g.Close()
+				os.Remove(g.Name())
+			}
+			s.files = nil
+			if errors.Is(err, results.ErrExists) {
+				err = fmt.Errorf("%w (pass --force to overwrite it)", err)
+			}
 			return nil, err
 		}
 		s.files = append(s.files, f)
