@@ -310,7 +310,7 @@ func (c *Comm) fail(ch int, err error) {
 // plan is one "kernel launch": the per-channel work of one group.
 type plan struct {
 	comm *Comm
-	seq  uint64 // 1-based position in the communicator's stream
+	seq  uint64     // 1-based position in the communicator's stream
 	work []chanWork // per channel; those with a nil plan have no work
 	// finalCopies run after every channel finished, by the last one
 	// (in-place alltoall's staging buffer into the output).
