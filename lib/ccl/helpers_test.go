@@ -1,6 +1,8 @@
 package ccl
 
 import (
+	"encoding/binary"
+	"math"
 	"runtime"
 	"sync"
 	"testing"
@@ -60,4 +62,12 @@ func settleGoroutines(want int) int {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+func f32s(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
 }
