@@ -65,13 +65,7 @@ func newChannel(c *Comm, id int) *channel {
 		idle:   proto.NewWaiter(c.stop, 0),
 		exited: make(chan struct{}),
 	}
-	// While every runner can have a processor, waits spin longer before
-	// they yield (see proto.Waiter.SpinFor). Runners: channel 0 of each
-	// rank (run by the caller's Synchronize) plus the other channels'
-	// goroutines.
-	if c.w.n*c.w.set.maxCh <= runtime.GOMAXPROCS(0) {
-		ch.waiter.SpinFor = proto.DefaultSpinFor
-	}
+
 	if ch.nRanks > 1 {
 		ch.allReduceSteps = algo.RingAllReduce(ch.nRanks, ch.ix)
 	}
@@ -168,6 +162,7 @@ func (ch *channel) loop() {
 }
 
 func (ch *channel) run(w *chanWork) {
+	ch.waiter.SpinFor = w.plan.spin // the runner owns its waiter
 	err := ch.waitPrevious(w.plan.seq)
 	if err == nil {
 		err = ch.comm.w.abort.Err()

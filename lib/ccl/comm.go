@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gccl/gccl/lib/prims"
 	"github.com/gccl/gccl/lib/proto"
@@ -37,6 +38,7 @@ type world struct {
 	abort *proto.Abort
 
 	transports []transport.Transport
+	procs      int                                // GOMAXPROCS at InitAll: processors the runners share
 	geom       [proto.NumProtocols][4][2]geometry // [proto][log2 elt][chunkSteps/4]
 
 	mu    sync.Mutex // guards conns
@@ -171,6 +173,7 @@ type Comm struct {
 	opKernels  [reduce.NumDataTypes][reduce.NumOps]*reduce.Kernel // the other ops
 	ringConns  [][proto.NumProtocols]*ringConn                    // per channel: to the next rank, from the previous
 	single     [1]task                                            // the implicit group of a call outside a group
+	lastSpin   time.Duration                                      // the last plan's spin, for Synchronize
 	inflight   []*plan                                            // enqueued plans, not yet recycled
 	freePlans  []*plan                                            // finished plans to reuse
 	ends       map[connKey]*ends                                  // this rank's view of world.conns, without the lock
@@ -204,6 +207,7 @@ func InitAll(n int, cfg Config) ([]*Comm, error) {
 		conns:      map[connKey]*ends{},
 	}
 	w.initGeometry()
+	w.procs = runtime.GOMAXPROCS(0)
 	for r := 0; r < n; r++ {
 		w.peers = append(w.peers, transport.Peer{Rank: r, Host: host, Pid: os.Getpid()})
 	}
@@ -211,9 +215,6 @@ func InitAll(n int, cfg Config) ([]*Comm, error) {
 		c := &Comm{w: w, rank: r, stop: proto.NewAbort()}
 		c.ringConns = make([][proto.NumProtocols]*ringConn, set.maxCh)
 		c.syncWaiter = proto.NewWaiter(w.abort, 0)
-		if n*set.maxCh <= runtime.GOMAXPROCS(0) {
-			c.syncWaiter.SpinFor = proto.DefaultSpinFor
-		}
 		for ch := 0; ch < set.maxCh; ch++ {
 			c.channels = append(c.channels, newChannel(c, ch))
 		}
@@ -246,6 +247,7 @@ func (c *Comm) Synchronize() error {
 		return ErrDestroyed
 	}
 	target := c.enqueued
+	c.syncWaiter.SpinFor = c.lastSpin
 	ready := func() bool { return c.finished.Load() >= target }
 	if !ready() {
 		// Run channel 0's queued work here rather than hand it to its
@@ -310,7 +312,12 @@ func (c *Comm) fail(ch int, err error) {
 // plan is one "kernel launch": the per-channel work of one group.
 type plan struct {
 	comm *Comm
-	seq  uint64     // 1-based position in the communicator's stream
+	seq  uint64 // 1-based position in the communicator's stream
+	// spin is the spin phase of the plan's waits: long while every runner
+	// the plan keeps busy (ranks x channels with work) has a processor of
+	// its own, zero when they outnumber the processors (see
+	// proto.Waiter.SpinFor). Set at launch, read by the runners.
+	spin time.Duration
 	work []chanWork // per channel; those with a nil plan have no work
 	// finalCopies run after every channel finished, by the last one
 	// (in-place alltoall's staging buffer into the output).

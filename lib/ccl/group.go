@@ -104,6 +104,11 @@ func (c *Comm) launch(tasks []task) error {
 	}
 	c.enqueued++
 	pl.seq = c.enqueued
+	pl.spin = 0
+	if int(n)*c.Size() <= c.w.procs {
+		pl.spin = proto.DefaultSpinFor
+	}
+	c.lastSpin = pl.spin
 	pl.pending.Store(n)
 	for i := range pl.work {
 		if pl.work[i].plan != nil {
