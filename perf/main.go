@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -429,13 +430,7 @@ func copyBandwidth() float64 {
 		copy(dst, src)
 		v = append(v, size/time.Since(t).Seconds()/1e9)
 	}
-	for i := range v {
-		for j := i + 1; j < len(v); j++ {
-			if v[j] < v[i] {
-				v[i], v[j] = v[j], v[i]
-			}
-		}
-	}
+	sort.Float64s(v)
 	return v[2]
 }
 

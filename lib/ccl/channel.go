@@ -292,7 +292,7 @@ func (ch *channel) runLocal(w *collWork) {
 	if w.kernel != nil {
 		w.kernel.PrePost(out, in)
 	} else {
-		copyUnlessSame(out, in)
+		prims.CopyUnlessSame(out, in)
 	}
 }
 
@@ -308,17 +308,10 @@ type selfCopy struct{ dst, src []byte }
 
 func (ch *channel) runRound(r *p2pRound) error {
 	for _, c := range r.self {
-		copyUnlessSame(c.dst, c.src)
+		prims.CopyUnlessSame(c.dst, c.src)
 	}
 	if len(r.sends)+len(r.recvs) == 0 {
 		return nil
 	}
 	return prims.RunP2P(ch.waiter, r.sends, r.recvs)
-}
-
-func copyUnlessSame(dst, src []byte) {
-	if len(dst) > 0 && len(src) > 0 && &dst[0] == &src[0] {
-		return
-	}
-	copy(dst, src)
 }

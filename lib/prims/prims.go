@@ -6,8 +6,6 @@
 package prims
 
 import (
-	"fmt"
-
 	"github.com/gccl/gccl/lib/algo"
 	"github.com/gccl/gccl/lib/proto"
 	"github.com/gccl/gccl/lib/reduce"
@@ -143,7 +141,7 @@ func (p *Prims) compute(prim algo.Prim, rbuf, in, out, sbuf []byte, post bool) {
 			copy(sbuf, rbuf)
 		}
 	case prim == algo.CopySend:
-		copyUnlessSame(out, in)
+		CopyUnlessSame(out, in)
 		copy(sbuf, in)
 	default: // Send
 		if p.Kernel != nil {
@@ -154,8 +152,9 @@ func (p *Prims) compute(prim algo.Prim, rbuf, in, out, sbuf []byte, post bool) {
 	}
 }
 
-func copyUnlessSame(dst, src []byte) {
-	if len(dst) > 0 && &dst[0] == &src[0] {
+// CopyUnlessSame copies src to dst unless they are the same memory (in place).
+func CopyUnlessSame(dst, src []byte) {
+	if len(dst) > 0 && len(src) > 0 && &dst[0] == &src[0] {
 		return
 	}
 	copy(dst, src)
@@ -192,7 +191,7 @@ func (p *Prims) lines(prim algo.Prim, inOff, outOff, nelem int, post bool) error
 	} else {
 		data = in
 		if prim == algo.CopySend {
-			copyUnlessSame(out, in)
+			CopyUnlessSame(out, in)
 		} else if p.Kernel != nil && p.Kernel.Op() == reduce.PreMulSum {
 			data = p.scratch(nb)
 			p.Kernel.Pre(data, in)
@@ -223,31 +222,4 @@ func (p *Prims) sendLines(data []byte) error {
 		return p.Send.LLSend(data)
 	}
 	return p.Send.LL128Send(data)
-}
-
-// Check validates the geometry before a run, so a bad chunk size is an
-// error and never a FIFO overrun.
-func (p *Prims) Check(chunkElems int) error {
-	var f *proto.Fifo
-	if p.Send != nil {
-		f = p.Send.F
-	} else if p.Recv != nil {
-		f = p.Recv.F
-	} else {
-		return nil
-	}
-	if f.Proto != p.Proto {
-		return fmt.Errorf("prims: %s FIFO used with protocol %s", f.Proto, p.Proto)
-	}
-	limit := f.StepData()
-	if p.Proto == proto.Simple {
-		limit = f.StepBytes * p.ChunkSteps
-		if p.ChunkSteps%p.SliceSteps != 0 || p.ChunkSteps > proto.Steps {
-			return fmt.Errorf("prims: %d chunk steps do not split into slices of %d", p.ChunkSteps, p.SliceSteps)
-		}
-	}
-	if chunkElems*p.Elt > limit {
-		return fmt.Errorf("prims: chunk of %d bytes exceeds the %d bytes a %s chunk can carry", chunkElems*p.Elt, limit, p.Proto)
-	}
-	return nil
 }
