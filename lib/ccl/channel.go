@@ -11,6 +11,7 @@ import (
 	"github.com/gccl/gccl/lib/proto"
 	"github.com/gccl/gccl/lib/reduce"
 	"github.com/gccl/gccl/lib/topo"
+	"github.com/gccl/gccl/lib/tuning"
 )
 
 // channel is one (rank, channel) goroutine and its read-mostly state (the
@@ -53,6 +54,7 @@ type channel struct {
 	wanted atomic.Bool
 
 	scratch        []byte      // LL/LL128 staging; owned by the runner
+	scratch2       []byte      // the tree's second staging buffer; owned by the runner
 	allReduceSteps []algo.Step // RingAllReduce(n, ix), computed once
 	exited         chan struct{}
 }
@@ -206,6 +208,7 @@ func (ch *channel) waitPrevious(seq uint64) error {
 // collWork is one collective's part on one channel.
 type collWork struct {
 	coll    Coll
+	algo    tuning.Algo
 	proto   proto.Protocol
 	kernel  *reduce.Kernel // nil unless the collective reduces
 	elt     int
@@ -216,8 +219,9 @@ type collWork struct {
 	partStart, partCount   int // this channel's contiguous part of count
 	chunkElems, grain      int
 	chunkSteps, sliceSteps int
-	send                   *proto.SendEnd // to the ring's next rank
-	recv                   *proto.RecvEnd // from the ring's previous rank
+	send                   *proto.SendEnd  // to the ring's next rank
+	recv                   *proto.RecvEnd  // from the ring's previous rank
+	tree                   *prims.TreeEnds // the channel's tree links (Tree only)
 }
 
 func (ch *channel) runColl(w *collWork) error {
@@ -228,12 +232,15 @@ func (ch *channel) runColl(w *collWork) error {
 	}
 	p := prims.Prims{
 		Proto: w.proto, Recv: w.recv, Send: w.send, Kernel: w.kernel, Elt: w.elt,
-		In: w.in, Out: w.out, ChunkSteps: w.chunkSteps, SliceSteps: w.sliceSteps, Scratch: &ch.scratch,
+		In: w.in, Out: w.out, ChunkSteps: w.chunkSteps, SliceSteps: w.sliceSteps,
+		Scratch: &ch.scratch, Scratch2: &ch.scratch2,
 	}
 	p.Begin()
 	part := w.partCount
-	switch w.coll {
-	case CollAllReduce:
+	switch {
+	case w.algo == tuning.Tree:
+		return p.Tree(w.tree, w.partStart, part, w.chunkElems)
+	case w.coll == CollAllReduce:
 		for loop := 0; loop < part; {
 			chunk := algo.RingChunk(part, loop, n, w.chunkElems, w.grain)
 			for _, s := range ch.allReduceSteps {
@@ -245,7 +252,7 @@ func (ch *channel) runColl(w *collWork) error {
 			}
 			loop += n * chunk
 		}
-	case CollAllGather, CollReduceScatter:
+	case w.coll == CollAllGather || w.coll == CollReduceScatter:
 		var steps []algo.Step
 		if w.coll == CollAllGather {
 			steps = algo.RingAllGather(ch.ring.Order, ch.ix)
@@ -266,7 +273,7 @@ func (ch *channel) runColl(w *collWork) error {
 				}
 			}
 		}
-	case CollBroadcast, CollReduce:
+	case w.coll == CollBroadcast || w.coll == CollReduce:
 		step := algo.Step{Prim: algo.ChainBroadcast(ch.ring.Order, ch.ix, w.root)}
 		if w.coll == CollReduce {
 			step = algo.ChainReduce(ch.ring.Order, ch.ix, w.root)

@@ -34,8 +34,15 @@ type world struct {
 	set   settings
 	comms []*Comm
 	rings []topo.Ring
-	peers []transport.Peer
-	abort *proto.Abort
+	// hostOf[r] is rank r's host; trees are the double binary tree over
+	// the hosts with a chain inside each ([tree][rank]), treeDepth the
+	// deeper tree's depth in hops.
+	hostOf    []int
+	nHosts    int
+	trees     [2][]topo.TreeNode
+	treeDepth int
+	peers     []transport.Peer
+	abort     *proto.Abort
 
 	transports []transport.Transport
 	procs      int                                // GOMAXPROCS at InitAll: processors the runners share
@@ -68,9 +75,23 @@ func (w *world) initGeometry() {
 	}
 }
 
+// connKind separates the connections two ranks may have on one channel:
+// each pattern gets its own FIFOs, as NCCL gives rings, trees and p2p their
+// own connectors.
+type connKind uint8
+
+const (
+	connRing     connKind = iota
+	connTreeUp            // child -> parent: the reduce phase
+	connTreeDown          // parent -> child: the broadcast phase
+	connP2P
+)
+
+var connKindNames = [...]string{"ring", "tree up", "tree down", "p2p"}
+
 type connKey struct {
 	from, to, ch int
-	p2p          bool
+	kind         connKind
 	proto        proto.Protocol
 }
 
@@ -83,8 +104,8 @@ type ends struct {
 
 // connect returns the ends of a connection, creating it on first use. Both
 // ranks' plan builders call it; the mutex makes the creation visible to both.
-func (w *world) connect(from, to, ch int, p2p bool, p proto.Protocol) (*ends, error) {
-	k := connKey{from, to, ch, p2p, p}
+func (w *world) connect(from, to, ch int, kind connKind, p proto.Protocol) (*ends, error) {
+	k := connKey{from, to, ch, kind, p}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if e, ok := w.conns[k]; ok {
@@ -100,11 +121,7 @@ func (w *world) connect(from, to, ch int, p2p bool, p proto.Protocol) (*ends, er
 	sender, receiver := w.comms[from].channels[ch], w.comms[to].channels[ch]
 	c.SendSide.SendWaiter, c.RecvSide.RecvWaiter = sender.waiter, receiver.waiter
 	c.RecvSide.SendKick, c.SendSide.RecvKick = sender.kick, receiver.kick
-	kind := "ring"
-	if p2p {
-		kind = "p2p"
-	}
-	desc := fmt.Sprintf("rank %d -> rank %d, channel %d (%s)", from, to, ch, kind)
+	desc := fmt.Sprintf("rank %d -> rank %d, channel %d (%s)", from, to, ch, connKindNames[kind])
 	s, _ := proto.NewEnds(c.SendSide, desc)
 	_, r := proto.NewEnds(c.RecvSide, desc)
 	e := &ends{send: s, recv: r}
@@ -114,12 +131,12 @@ func (w *world) connect(from, to, ch int, p2p bool, p proto.Protocol) (*ends, er
 
 // connect returns a connection's ends from this rank's cache, asking the
 // world (and its lock) only the first time.
-func (c *Comm) connect(from, to, ch int, p2p bool, p proto.Protocol) (*ends, error) {
-	k := connKey{from, to, ch, p2p, p}
+func (c *Comm) connect(from, to, ch int, kind connKind, p proto.Protocol) (*ends, error) {
+	k := connKey{from, to, ch, kind, p}
 	if e, ok := c.ends[k]; ok {
 		return e, nil
 	}
-	e, err := c.w.connect(from, to, ch, p2p, p)
+	e, err := c.w.connect(from, to, ch, kind, p)
 	if err != nil {
 		return nil, err
 	}
@@ -142,17 +159,56 @@ func (c *Comm) ringConn(ch int, p proto.Protocol) (*ringConn, error) {
 		return rc, nil
 	}
 	ring := c.w.rings[ch]
-	out, err := c.connect(c.rank, ring.Next(c.rank), ch, false, p)
+	out, err := c.connect(c.rank, ring.Next(c.rank), ch, connRing, p)
 	if err != nil {
 		return nil, err
 	}
-	in, err := c.connect(ring.Prev(c.rank), c.rank, ch, false, p)
+	in, err := c.connect(ring.Prev(c.rank), c.rank, ch, connRing, p)
 	if err != nil {
 		return nil, err
 	}
 	rc := &ringConn{send: out.send, recv: in.recv}
 	c.ringConns[ch][p] = rc
 	return rc, nil
+}
+
+// treeConn returns channel ch's ends in its tree for protocol p,
+// connecting them on first use. Even channels use tree 0, odd channels
+// tree 1, so half the channels use each tree of the double binary tree.
+func (c *Comm) treeConn(ch int, p proto.Protocol) (*prims.TreeEnds, error) {
+	if t := c.treeConns[ch][p]; t != nil {
+		return t, nil
+	}
+	node := c.w.trees[ch%2][c.rank]
+	t := &prims.TreeEnds{}
+	if node.Parent >= 0 {
+		up, err := c.connect(c.rank, node.Parent, ch, connTreeUp, p)
+		if err != nil {
+			return nil, err
+		}
+		down, err := c.connect(node.Parent, c.rank, ch, connTreeDown, p)
+		if err != nil {
+			return nil, err
+		}
+		t.ToParent, t.FromParent = up.send, down.recv
+	}
+	for _, child := range node.Children {
+		if child < 0 {
+			continue
+		}
+		up, err := c.connect(child, c.rank, ch, connTreeUp, p)
+		if err != nil {
+			return nil, err
+		}
+		down, err := c.connect(c.rank, child, ch, connTreeDown, p)
+		if err != nil {
+			return nil, err
+		}
+		t.FromChildren = append(t.FromChildren, up.recv)
+		t.ToChildren = append(t.ToChildren, down.send)
+	}
+	c.treeConns[ch][p] = t
+	return t, nil
 }
 
 // Comm is one rank's communicator. Its methods are called by one goroutine
@@ -172,6 +228,7 @@ type Comm struct {
 	kernels    map[kernelKey]*reduce.Kernel                       // PreMulSum kernels by scalar
 	opKernels  [reduce.NumDataTypes][reduce.NumOps]*reduce.Kernel // the other ops
 	ringConns  [][proto.NumProtocols]*ringConn                    // per channel: to the next rank, from the previous
+	treeConns  [][proto.NumProtocols]*prims.TreeEnds              // per channel: its tree's links
 	single     [1]task                                            // the implicit group of a call outside a group
 	lastSpin   time.Duration                                      // the last plan's spin, for Synchronize
 	inflight   []*plan                                            // enqueued plans, not yet recycled
@@ -207,6 +264,7 @@ func InitAll(n int, cfg Config) ([]*Comm, error) {
 		conns:      map[connKey]*ends{},
 	}
 	w.initGeometry()
+	w.initHosts()
 	w.procs = runtime.GOMAXPROCS(0)
 	for r := 0; r < n; r++ {
 		w.peers = append(w.peers, transport.Peer{Rank: r, Host: host, Pid: os.Getpid()})
@@ -214,6 +272,7 @@ func InitAll(n int, cfg Config) ([]*Comm, error) {
 	for r := 0; r < n; r++ {
 		c := &Comm{w: w, rank: r, stop: proto.NewAbort()}
 		c.ringConns = make([][proto.NumProtocols]*ringConn, set.maxCh)
+		c.treeConns = make([][proto.NumProtocols]*prims.TreeEnds, set.maxCh)
 		c.syncWaiter = proto.NewWaiter(w.abort, 0)
 		for ch := 0; ch < set.maxCh; ch++ {
 			c.channels = append(c.channels, newChannel(c, ch))
@@ -228,11 +287,30 @@ func InitAll(n int, cfg Config) ([]*Comm, error) {
 	return w.comms, nil
 }
 
+// initHosts groups the ranks into hosts of set.ranksPerHost consecutive
+// ranks (the last host may hold fewer) and builds the trees over them.
+func (w *world) initHosts() {
+	per := w.set.ranksPerHost
+	if per <= 0 || per > w.n {
+		per = w.n
+	}
+	w.hostOf = make([]int, w.n)
+	for r := range w.hostOf {
+		w.hostOf[r] = r / per
+	}
+	w.nHosts = (w.n + per - 1) / per
+	w.trees = topo.RankTrees(w.hostOf)
+	w.treeDepth = max(topo.Depth(w.trees[0]), topo.Depth(w.trees[1]))
+}
+
 // Rank is this communicator's rank.
 func (c *Comm) Rank() int { return c.rank }
 
 // Size is the number of ranks.
 func (c *Comm) Size() int { return c.w.n }
+
+// NHosts is the number of hosts the ranks are grouped into.
+func (c *Comm) NHosts() int { return c.w.nHosts }
 
 // NChannels is the number of channel goroutines of this rank.
 func (c *Comm) NChannels() int { return len(c.channels) }

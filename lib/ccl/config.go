@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gccl/gccl/lib/proto"
+	"github.com/gccl/gccl/lib/tuning"
 )
 
 // MaxChannels is the most channels a communicator may use (NCCL's MAXCHANNELS).
@@ -28,7 +29,8 @@ type Config struct {
 	// Proto forces a protocol: "LL", "LL128", "Simple"; "" or "auto" lets the
 	// stack choose per operation.
 	Proto string
-	// Algo forces an algorithm: "Ring"; "" or "auto" lets the stack choose.
+	// Algo forces an algorithm: "Ring" or "Tree" (allreduce only); "" or
+	// "auto" lets the stack choose per operation.
 	Algo string
 	// NChannels forces the channel count (1..64); 0 is auto: min(cores, 4).
 	NChannels int
@@ -38,6 +40,11 @@ type Config struct {
 	// Timeout aborts the communicators when a wait sees no progress for this
 	// long; 0 means DefaultTimeout, a negative value waits forever.
 	Timeout time.Duration
+	// RanksPerHost groups consecutive ranks into hosts of this many ranks
+	// (the last host may hold fewer), as if they ran on separate machines:
+	// trees and the cost model see the hosts. 0 puts every rank of the
+	// process on one host.
+	RanksPerHost int
 
 	// Test hooks: where FIFO step counters start, and the LL flag space.
 	FifoOptions proto.FifoOptions
@@ -52,6 +59,7 @@ const (
 	EnvLLBuffSize    = "GCCL_LL_BUFFSIZE"
 	EnvLL128BuffSize = "GCCL_LL128_BUFFSIZE"
 	EnvTimeout       = "GCCL_TIMEOUT"
+	EnvRanksPerHost  = "GCCL_RANKS_PER_HOST"
 )
 
 // FromEnv returns c with every GCCL_* variable that is set applied on top.
@@ -71,7 +79,7 @@ func (c Config) fromLookup(lookup func(string) (string, bool)) (Config, error) {
 	}
 	if v, ok := lookup(EnvAlgo); ok {
 		if err := checkAlgo(v); err != nil {
-			return c, bad(EnvAlgo, v, "valid values are Ring or auto (Tree arrives later)")
+			return c, bad(EnvAlgo, v, "valid values are Ring, Tree or auto")
 		}
 		c.Algo = v
 	}
@@ -98,6 +106,13 @@ func (c Config) fromLookup(lookup func(string) (string, bool)) (Config, error) {
 			}
 			*s.dst = int(n)
 		}
+	}
+	if v, ok := lookup(EnvRanksPerHost); ok {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 0 {
+			return c, bad(EnvRanksPerHost, v, "want a positive integer (ranks per host), or 0 for all ranks on one host")
+		}
+		c.RanksPerHost = n
 	}
 	if v, ok := lookup(EnvTimeout); ok {
 		d, err := parseTimeout(v)
@@ -160,22 +175,33 @@ func parseProto(s string) (proto.Protocol, error) {
 	return proto.Parse(s)
 }
 
-func checkAlgo(s string) error {
-	t := strings.TrimSpace(s)
-	if t == "" || strings.EqualFold(t, "auto") || strings.EqualFold(t, "ring") {
-		return nil
+// parseAlgo returns the forced algorithm, or -1 for auto.
+func parseAlgo(s string) (tuning.Algo, error) {
+	if t := strings.TrimSpace(s); t == "" || strings.EqualFold(t, "auto") {
+		return -1, nil
 	}
-	return fmt.Errorf("unknown algorithm %q (valid: Ring, auto)", s)
+	a, err := tuning.ParseAlgo(s)
+	if err != nil {
+		return -1, fmt.Errorf("unknown algorithm %q (valid: Ring, Tree, auto)", s)
+	}
+	return a, nil
+}
+
+func checkAlgo(s string) error {
+	_, err := parseAlgo(s)
+	return err
 }
 
 // settings is a validated Config: what the communicators actually use.
 type settings struct {
-	proto     proto.Protocol // -1: auto
-	nChannels int            // forced count, or 0 for auto
-	maxCh     int            // channel goroutines per rank
-	buff      proto.BuffSizes
-	timeout   time.Duration
-	fifo      proto.FifoOptions
+	proto        proto.Protocol // -1: auto
+	algo         tuning.Algo    // -1: auto
+	ranksPerHost int            // 0: every rank on one host
+	nChannels    int            // forced count, or 0 for auto
+	maxCh        int            // channel goroutines per rank
+	buff         proto.BuffSizes
+	timeout      time.Duration
+	fifo         proto.FifoOptions
 }
 
 // validate returns one specific error per bad field.
@@ -186,9 +212,13 @@ func (c Config) validate() (settings, error) {
 		return s, fmt.Errorf("ccl: Config.Proto: %w", err)
 	}
 	s.proto = p
-	if err := checkAlgo(c.Algo); err != nil {
+	if s.algo, err = parseAlgo(c.Algo); err != nil {
 		return s, fmt.Errorf("ccl: Config.Algo: %w", err)
 	}
+	if c.RanksPerHost < 0 {
+		return s, fmt.Errorf("ccl: Config.RanksPerHost %d is negative: want ranks per host, or 0 for all ranks on one host", c.RanksPerHost)
+	}
+	s.ranksPerHost = c.RanksPerHost
 	if c.NChannels < 0 || c.NChannels > MaxChannels {
 		return s, fmt.Errorf("ccl: Config.NChannels %d is out of range: want 1..%d, or 0 for auto", c.NChannels, MaxChannels)
 	}

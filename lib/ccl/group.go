@@ -6,6 +6,7 @@ import (
 	"github.com/gccl/gccl/lib/algo"
 	"github.com/gccl/gccl/lib/prims"
 	"github.com/gccl/gccl/lib/proto"
+	"github.com/gccl/gccl/lib/tuning"
 )
 
 // p2pLLBytesPerChannel: point-to-point transfers use LL up to
@@ -142,28 +143,47 @@ func (c *Comm) planColl(t task, pl *plan) error {
 	n := c.Size()
 	bytes := t.count * t.elt
 	p := c.chooseProto(bytes)
+	a := tuning.Ring
+	if c.w.set.algo >= 0 {
+		a = c.w.set.algo
+	}
+	if a == tuning.Tree && t.coll != CollAllReduce {
+		return fmt.Errorf("ccl: %s has no Tree algorithm (forced by GCCL_ALGO or Config.Algo): valid for it is Ring", t.coll)
+	}
 	chunkSteps, sliceSteps := 1, 1
-	if p == proto.Simple && (t.coll == CollAllReduce || t.coll == CollAllGather || t.coll == CollReduceScatter) {
+	if a == tuning.Ring && p == proto.Simple && (t.coll == CollAllReduce || t.coll == CollAllGather || t.coll == CollReduceScatter) {
 		chunkSteps, sliceSteps = 4, 2 // CHUNKSTEPS / SLICESTEPS
 	}
 	g := c.w.geometry(p, t.elt, chunkSteps)
 	grain, chunkElems := g.grain, g.chunkElems
 	nCh := c.nChannels()
 	active := algo.ActiveChannels(t.count, nCh, grain)
-	c.last = Choice{Coll: t.coll, Algo: "Ring", Proto: p.String(), NChannels: active, Bytes: int64(bytes)}
+	if a == tuning.Tree {
+		cb := algo.TreeChunkBytes(p, c.w.set.buff[p], int64(bytes), active, n, c.w.nHosts, c.w.treeDepth)
+		chunkElems = max(cb/t.elt/grain*grain, grain)
+	}
+	c.last = Choice{Coll: t.coll, Algo: a.String(), Proto: p.String(), NChannels: active, Bytes: int64(bytes)}
 	for ch := 0; ch < active; ch++ {
 		start, cnt := algo.ChannelPart(t.count, nCh, grain, ch)
 		w := collWork{
-			coll: t.coll, proto: p, kernel: t.kernel, elt: t.elt, in: t.send, out: t.recv,
+			coll: t.coll, algo: a, proto: p, kernel: t.kernel, elt: t.elt, in: t.send, out: t.recv,
 			count: t.count, root: t.root, partStart: start, partCount: cnt,
 			chunkElems: chunkElems, grain: grain, chunkSteps: chunkSteps, sliceSteps: sliceSteps,
 		}
 		if n > 1 {
-			rc, err := c.ringConn(ch, p)
-			if err != nil {
-				return err
+			if a == tuning.Tree {
+				tc, err := c.treeConn(ch, p)
+				if err != nil {
+					return err
+				}
+				w.tree = tc
+			} else {
+				rc, err := c.ringConn(ch, p)
+				if err != nil {
+					return err
+				}
+				w.send, w.recv = rc.send, rc.recv
 			}
-			w.send, w.recv = rc.send, rc.recv
 		}
 		cw := pl.channel(ch)
 		cw.colls = append(cw.colls, w)
@@ -250,13 +270,13 @@ func (c *Comm) splitP2P(t task, peer, d, nCh int, rounds []*p2pRound, isSend boo
 		ch := (k + d) % nCh
 		x := &prims.Xfer{Chunk: chunk}
 		if isSend {
-			e, err := c.connect(c.rank, peer, ch, true, p)
+			e, err := c.connect(c.rank, peer, ch, connP2P, p)
 			if err != nil {
 				return err
 			}
 			x.Send, x.Buf = e.send, t.send[start:start+cnt]
 		} else {
-			e, err := c.connect(peer, c.rank, ch, true, p)
+			e, err := c.connect(peer, c.rank, ch, connP2P, p)
 			if err != nil {
 				return err
 			}

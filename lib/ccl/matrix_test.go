@@ -60,7 +60,7 @@ func TestMatrix(t *testing.T) {
 			for _, nch := range []int{1, 2, 3} {
 				cell++
 				name := fmt.Sprintf("n=%d/%s/ch=%d", n, p, nch)
-				cases := matrixCases(n, p, cell, sample)
+				cases := matrixCases(matrixColls, n, p, cell, sample)
 				t.Run(name, func(t *testing.T) {
 					t.Parallel()
 					cfg := smallBuffers
@@ -73,12 +73,12 @@ func TestMatrix(t *testing.T) {
 	}
 }
 
-func matrixCases(n int, p proto.Protocol, cell int, sample bool) []matrixCase {
+func matrixCases(colls []Coll, n int, p proto.Protocol, cell int, sample bool) []matrixCase {
 	buff := proto.DefaultBuffSizes()
 	buff[proto.Simple], buff[proto.LL], buff[proto.LL128] = smallBuffers.BuffSize, smallBuffers.LLBuffSize, smallBuffers.LL128BuffSize
 	var cases []matrixCase
 	k := 0
-	for _, coll := range matrixColls {
+	for _, coll := range colls {
 		ops := []reduce.Op{reduce.Sum}
 		if reduces(coll) {
 			ops = reduce.AllOps()

@@ -26,8 +26,9 @@ type Prims struct {
 	// per slice (4/2 for ring allreduce/allgather/reducescatter, 1/1 otherwise).
 	ChunkSteps, SliceSteps int
 
-	// Scratch stages LL/LL128 payload; owned by the channel, reused.
-	Scratch *[]byte
+	// Scratch and Scratch2 stage LL/LL128 payload; owned by the channel,
+	// reused. The tree needs the second for a child's lines.
+	Scratch, Scratch2 *[]byte
 }
 
 // Begin aligns both ends' steps to a chunk so Simple slices never wrap.

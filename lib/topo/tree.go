@@ -136,3 +136,18 @@ func RankTrees(hostOf []int) [2][]TreeNode {
 	}
 	return out
 }
+
+// Depth is the number of hops from the deepest node of a tree to its root
+// (0 for a single node). nodes is one tree, indexed by node, as RankTrees
+// returns it.
+func Depth(nodes []TreeNode) int {
+	depth := 0
+	for i := range nodes {
+		d := 0
+		for j := i; nodes[j].Parent >= 0 && d <= len(nodes); j = nodes[j].Parent {
+			d++
+		}
+		depth = max(depth, d)
+	}
+	return depth
+}

@@ -144,3 +144,22 @@ func doubleTreeRoot(n, k int) int {
 	}
 	return -1
 }
+
+func TestDepth(t *testing.T) {
+	if d := Depth([]TreeNode{{Parent: -1, Children: [2]int{-1, -1}}}); d != 0 {
+		t.Fatalf("one node: depth %d, want 0", d)
+	}
+	// A chain of 4 ranks on one host: 3 hops.
+	if d := Depth(RankTrees([]int{0, 0, 0, 0})[0]); d != 3 {
+		t.Fatalf("chain of 4: depth %d, want 3", d)
+	}
+	// 8 hosts of 1 rank: tree 0 is 0 -> 4 -> {2, 6} -> {1, 3, 5, 7}: 3 hops.
+	if d := Depth(RankTrees([]int{0, 1, 2, 3, 4, 5, 6, 7})[0]); d != 3 {
+		t.Fatalf("8 hosts: depth %d, want 3", d)
+	}
+	// 2 hosts of 2 ranks: host 0's chain (2 ranks), then host 1's chain
+	// hangs off host 0's tail: 3 hops.
+	if d := Depth(RankTrees([]int{0, 0, 1, 1})[0]); d != 3 {
+		t.Fatalf("2x2: depth %d, want 3", d)
+	}
+}

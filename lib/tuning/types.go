@@ -1,0 +1,110 @@
+// Package tuning decides how a collective runs: which algorithm, protocol
+// and channel count. It holds the built-in alpha-beta cost model (after
+// NCCL's tuning.cc) and the tuning tables that override it, with their JSON
+// format and the export to NCCL's example-tuner CSV. Everything here is
+// pure: no I/O beyond reading and writing the files it is handed.
+package tuning
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gccl/gccl/lib/proto"
+)
+
+// Coll is a collective the model and the tables know about.
+type Coll int
+
+const (
+	AllReduce Coll = iota
+	AllGather
+	ReduceScatter
+	Broadcast
+	Reduce
+	NumColls
+)
+
+var collNames = [...]string{"allreduce", "allgather", "reducescatter", "broadcast", "reduce"}
+
+func (c Coll) String() string {
+	if c < 0 || c >= NumColls {
+		return fmt.Sprintf("Coll(%d)", int(c))
+	}
+	return collNames[c]
+}
+
+// Colls lists every collective.
+func Colls() []Coll { return []Coll{AllReduce, AllGather, ReduceScatter, Broadcast, Reduce} }
+
+// ParseColl reads a collective name, case-insensitively ("allreduce",
+// "all_reduce" and "AllReduce" all work).
+func ParseColl(s string) (Coll, error) {
+	k := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "_", "")
+	for c, n := range collNames {
+		if k == n {
+			return Coll(c), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown collective %q (valid: %s)", s, strings.Join(collNames[:], ", "))
+}
+
+// Algo is an algorithm.
+type Algo int
+
+const (
+	Ring Algo = iota
+	Tree
+	NumAlgos
+)
+
+var algoNames = [...]string{"Ring", "Tree"}
+
+func (a Algo) String() string {
+	if a < 0 || a >= NumAlgos {
+		return fmt.Sprintf("Algo(%d)", int(a))
+	}
+	return algoNames[a]
+}
+
+// Algos lists every algorithm.
+func Algos() []Algo { return []Algo{Ring, Tree} }
+
+// ParseAlgo reads an algorithm name, case-insensitively.
+func ParseAlgo(s string) (Algo, error) {
+	for a, n := range algoNames {
+		if strings.EqualFold(strings.TrimSpace(s), n) {
+			return Algo(a), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown algorithm %q (valid: Ring, Tree)", s)
+}
+
+// Supports reports whether collective c has an implementation with
+// algorithm a: every collective has a ring; only allreduce has a tree.
+func Supports(c Coll, a Algo) bool {
+	switch a {
+	case Ring:
+		return c >= 0 && c < NumColls
+	case Tree:
+		return c == AllReduce
+	}
+	return false
+}
+
+// Choice is how one operation runs.
+type Choice struct {
+	Algo      Algo
+	Proto     proto.Protocol
+	NChannels int
+	// BuffSize is the FIFO size of the protocol in bytes; 0 keeps the
+	// communicator's.
+	BuffSize int
+}
+
+func (c Choice) String() string {
+	s := fmt.Sprintf("%s/%s/%dch", c.Algo, c.Proto, c.NChannels)
+	if c.BuffSize > 0 {
+		s += fmt.Sprintf("/buff=%d", c.BuffSize)
+	}
+	return s
+}
