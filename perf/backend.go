@@ -38,8 +38,11 @@ type RunConfig struct {
 	Proto     string // LL, LL128, Simple, or "" for auto
 	Algo      string // Ring, Tree, or "" for auto
 	NChannels int
-	BuffSize  int64
-	Timeout   time.Duration
+	// RanksPerHost groups the ranks into hosts (0: one host), see
+	// ccl.Config.RanksPerHost.
+	RanksPerHost int
+	BuffSize     int64
+	Timeout      time.Duration
 }
 
 // Label names the configuration in "# Config:" lines and records.
@@ -94,7 +97,7 @@ type Embedded struct{}
 func (Embedded) Name() string { return "embedded" }
 
 func (Embedded) Init(n int, rc RunConfig) ([]Comm, error) {
-	cfg := ccl.Config{Proto: rc.Proto, Algo: rc.Algo, NChannels: rc.NChannels, BuffSize: int(rc.BuffSize), Timeout: rc.Timeout}
+	cfg := ccl.Config{Proto: rc.Proto, Algo: rc.Algo, NChannels: rc.NChannels, BuffSize: int(rc.BuffSize), Timeout: rc.Timeout, RanksPerHost: rc.RanksPerHost}
 	comms, err := ccl.InitAll(n, cfg)
 	if err != nil {
 		return nil, err

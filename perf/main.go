@@ -41,6 +41,10 @@ func run(t *Test, be Backend, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: %v\n", t.Prog, err)
 		return exitInvalidUsage
 	}
+	if err := o.fitAlgos(t.Collective); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", t.Prog, err)
+		return exitInvalidUsage
+	}
 	e := &engine{t: t, o: o, be: be, out: stdout, errw: stderr, started: time.Now()}
 	code, err := e.run()
 	if err != nil {
@@ -189,10 +193,11 @@ func (e *engine) record(rc RunConfig, p point, inPlace bool, m measurement, algB
 	r := results.Record{
 		Schema: results.SchemaVersion, Tool: "gccl " + Version, GitRev: gitRev(), Timestamp: e.started,
 		Host: host, CPU: cpuModel(), Cores: runtime.NumCPU(), GoVersion: runtime.Version(), Backend: e.be.Name(),
-		NRanks: e.n, NProcs: 1, NHosts: 1,
+		NRanks: e.n, NProcs: 1, NHosts: max(m.chosen.NHosts, 1),
 		Collective: e.t.Collective, Type: p.dt.String(), Op: opName(e.t, p.op.String()), Root: p.root,
 		Algorithm: orAuto(rc.Algo), Protocol: orAuto(rc.Proto), Channels: rc.NChannels, BuffSize: rc.BuffSize,
 		ChosenAlgo: m.chosen.Algo, ChosenProto: m.chosen.Proto, ChosenCh: m.chosen.NChannels,
+		ChosenBy: m.chosen.Source, PredictedUs: m.chosen.PredictedUs,
 		Placement: place, Size: p.bytes, Count: int64(p.param),
 		Iterations: e.o.Iters, AggIters: e.o.AggIters, TimeUs: m.timeUs,
 		AlgBw: algBw, BusBw: busBw, Wrong: m.wrong, RefCopyGBps: e.refCopy,
@@ -373,7 +378,7 @@ func (o *Options) configs() []RunConfig {
 		for _, a := range algos {
 			for _, c := range chans {
 				for _, b := range buffs {
-					out = append(out, RunConfig{Proto: p, Algo: a, NChannels: c, BuffSize: b, Timeout: o.timeout()})
+					out = append(out, RunConfig{Proto: p, Algo: a, NChannels: c, BuffSize: b, Timeout: o.timeout(), RanksPerHost: o.RanksPerHost})
 				}
 			}
 		}

@@ -37,6 +37,7 @@ func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(f
 type Options struct {
 	// nccl-tests flags.
 	Threads, RanksPerThread         int               // -t, -g
+	RanksPerHost                    int               // --ranks-per-host (gccl)
 	MinBytes, MaxBytes              int64             // -b, -e
 	StepBytes, StepFactor           int64             // -i, -f
 	Iters, AggIters, Warmup, Cycles int               // -n, -m, -w, -N
@@ -66,6 +67,7 @@ type Options struct {
 	// gccl additions.
 	Protos     []string // --proto
 	Algos      []string // --algo
+	algoAll    bool     // --algo all: the algorithms the collective has
 	Channels   []int    // --nchannels
 	BuffSizes  []int64  // --buffsize
 	CheckTimed bool     // --check-timed
@@ -92,6 +94,7 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	var protos, algos, channels, buffs string
 	fs.IntVarP(&o.Threads, "nthreads", "t", 1, "threads per process")
 	fs.IntVarP(&o.RanksPerThread, "ngpus", "g", 1, "ranks per thread (GPUs per thread in nccl-tests)")
+	fs.IntVar(&o.RanksPerHost, "ranks-per-host", 0, "group the ranks into hosts of this many ranks, as if on separate machines (trees and the cost model see hosts); 0 = one host")
 	fs.StringVarP(&minB, "minbytes", "b", "32M", "min size in bytes (K/M/G binary suffixes, decimals allowed)")
 	fs.StringVarP(&maxB, "maxbytes", "e", "32M", "max size in bytes")
 	fs.StringVarP(&stepB, "stepbytes", "i", "1M", "increment size")
@@ -123,7 +126,7 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	fs.IntVarP(&o.DeviceCTAs, "device_cta_count", "V", 16, "device CTA count (GPU only)")
 	fs.IntVarP(&o.CTAPolicy, "cta_policy", "x", -1, "CTA policy (GPU only)")
 	fs.StringVar(&protos, "proto", "", "sweep protocols: LL,LL128,Simple or all")
-	fs.StringVar(&algos, "algo", "", "sweep algorithms: Ring or all (Tree arrives with the cost model)")
+	fs.StringVar(&algos, "algo", "", "sweep algorithms: Ring, Tree (allreduce only) or all (those the collective has)")
 	fs.StringVar(&channels, "nchannels", "", "sweep channel counts, e.g. 1,2,4")
 	fs.StringVar(&buffs, "buffsize", "", "sweep Simple buffer sizes, e.g. 1M,4M")
 	fs.BoolVar(&o.CheckTimed, "check-timed", false, "verify the data of every timed iteration too")
@@ -161,10 +164,10 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	if o.Protos, err = parseList("proto", protos, []string{"LL", "LL128", "Simple"}); err != nil {
 		return nil, err
 	}
-	// Tree joins this list with the tree algorithm and the cost model.
-	if o.Algos, err = parseList("algo", algos, []string{"Ring"}); err != nil {
+	if o.Algos, err = parseList("algo", algos, []string{"Ring", "Tree"}); err != nil {
 		return nil, err
 	}
+	o.algoAll = strings.EqualFold(strings.TrimSpace(algos), "all")
 	if o.Channels, err = parseChannels(channels); err != nil {
 		return nil, err
 	}
@@ -179,6 +182,8 @@ func (o *Options) validate() error {
 	switch {
 	case o.Threads < 1:
 		return usagef("invalid -t/--nthreads %d: want at least 1", o.Threads)
+	case o.RanksPerHost < 0:
+		return usagef("invalid --ranks-per-host %d: want ranks per host, or 0 for one host", o.RanksPerHost)
 	case o.RanksPerThread < 1:
 		return usagef("invalid -g/--ngpus %d: want at least 1", o.RanksPerThread)
 	case o.nRanks() > 1024:
@@ -378,3 +383,22 @@ func isTerminal(w io.Writer) bool {
 
 // parseSize reads a size flag's value (see ccl.ParseSize).
 func parseSize(s string) (int64, error) { return ccl.ParseSize(s) }
+
+// fitAlgos checks the --algo list against the collective: Tree runs only
+// allreduce. "all" keeps the algorithms the collective has; naming Tree
+// for another collective is an error.
+func (o *Options) fitAlgos(coll string) error {
+	if coll == "allreduce" {
+		return nil
+	}
+	var keep []string
+	for _, a := range o.Algos {
+		if a != "Tree" {
+			keep = append(keep, a)
+		} else if !o.algoAll {
+			return usagef("invalid --algo Tree: %s has no tree algorithm (valid: Ring)", coll)
+		}
+	}
+	o.Algos = keep
+	return nil
+}

@@ -38,6 +38,8 @@ func rec(coll string, size int64, placement string) Record {
 		ChosenProto: "Simple",
 		ChosenCh:    2,
 		ChosenBuff:  4 << 20,
+		ChosenBy:    "model",
+		PredictedUs: 12.5,
 		Placement:   placement,
 		Size:        size,
 		Count:       size / 4,

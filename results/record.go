@@ -51,6 +51,10 @@ type Record struct {
 	ChosenProto string `json:"chosen_proto,omitempty"`    //
 	ChosenCh    int    `json:"chosen_channels,omitempty"` //
 	ChosenBuff  int64  `json:"chosen_buffsize,omitempty"` //
+	// ChosenBy says who chose: forced, table, model (ccl.Choice.Source).
+	ChosenBy string `json:"chosen_by,omitempty"`
+	// PredictedUs is the stack's cost-model time for the chosen config.
+	PredictedUs float64 `json:"predicted_us,omitempty"`
 
 	// The measurement.
 	Placement  string  `json:"placement"` // OutOfPlace or InPlace

@@ -3,6 +3,7 @@ package ccl
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math/bits"
 	"os"
 	"runtime"
@@ -15,6 +16,7 @@ import (
 	"github.com/gccl/gccl/lib/reduce"
 	"github.com/gccl/gccl/lib/topo"
 	"github.com/gccl/gccl/lib/transport"
+	"github.com/gccl/gccl/lib/tuning"
 )
 
 // ErrAborted is wrapped by every error after a communicator aborted.
@@ -41,8 +43,12 @@ type world struct {
 	nHosts    int
 	trees     [2][]topo.TreeNode
 	treeDepth int
-	peers     []transport.Peer
-	abort     *proto.Abort
+
+	model tuning.Model     // the cost model
+	table *tuning.Selector // the tuning table's rules for this shape; nil: none
+	debug io.Writer        // GCCL_DEBUG=INFO: one line per operation
+	peers []transport.Peer
+	abort *proto.Abort
 
 	transports []transport.Transport
 	procs      int                                // GOMAXPROCS at InitAll: processors the runners share
@@ -93,6 +99,7 @@ type connKey struct {
 	from, to, ch int
 	kind         connKind
 	proto        proto.Protocol
+	buff         int // FIFO bytes: a tuning rule may ask for another size
 }
 
 // ends are both ends of one protocol of one connection. The send end is
@@ -104,8 +111,8 @@ type ends struct {
 
 // connect returns the ends of a connection, creating it on first use. Both
 // ranks' plan builders call it; the mutex makes the creation visible to both.
-func (w *world) connect(from, to, ch int, kind connKind, p proto.Protocol) (*ends, error) {
-	k := connKey{from, to, ch, kind, p}
+func (w *world) connect(from, to, ch int, kind connKind, p proto.Protocol, buff int) (*ends, error) {
+	k := connKey{from, to, ch, kind, p, buff}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if e, ok := w.conns[k]; ok {
@@ -113,7 +120,7 @@ func (w *world) connect(from, to, ch int, kind connKind, p proto.Protocol) (*end
 	}
 	c, err := transport.Connect(w.transports, transport.Request{
 		From: w.peers[from], To: w.peers[to], Channel: ch, Proto: p,
-		BuffSize: w.set.buff[p], Options: w.set.fifo,
+		BuffSize: buff, Options: w.set.fifo,
 	})
 	if err != nil {
 		return nil, err
@@ -131,12 +138,12 @@ func (w *world) connect(from, to, ch int, kind connKind, p proto.Protocol) (*end
 
 // connect returns a connection's ends from this rank's cache, asking the
 // world (and its lock) only the first time.
-func (c *Comm) connect(from, to, ch int, kind connKind, p proto.Protocol) (*ends, error) {
-	k := connKey{from, to, ch, kind, p}
+func (c *Comm) connect(from, to, ch int, kind connKind, p proto.Protocol, buff int) (*ends, error) {
+	k := connKey{from, to, ch, kind, p, buff}
 	if e, ok := c.ends[k]; ok {
 		return e, nil
 	}
-	e, err := c.w.connect(from, to, ch, kind, p)
+	e, err := c.w.connect(from, to, ch, kind, p, buff)
 	if err != nil {
 		return nil, err
 	}
@@ -153,40 +160,47 @@ type ringConn struct {
 	recv *proto.RecvEnd
 }
 
-// ringConn returns channel ch's ring ends for protocol p, connecting them on first use.
-func (c *Comm) ringConn(ch int, p proto.Protocol) (*ringConn, error) {
-	if rc := c.ringConns[ch][p]; rc != nil {
+// ringConn returns channel ch's ring ends for protocol p with FIFOs of
+// buff bytes, connecting them on first use. Those of the communicator's
+// own buffer size are kept at hand; other sizes (asked by a tuning rule)
+// go through the connection map.
+func (c *Comm) ringConn(ch int, p proto.Protocol, buff int) (*ringConn, error) {
+	std := buff == c.w.set.buff[p]
+	if rc := c.ringConns[ch][p]; rc != nil && std {
 		return rc, nil
 	}
 	ring := c.w.rings[ch]
-	out, err := c.connect(c.rank, ring.Next(c.rank), ch, connRing, p)
+	out, err := c.connect(c.rank, ring.Next(c.rank), ch, connRing, p, buff)
 	if err != nil {
 		return nil, err
 	}
-	in, err := c.connect(ring.Prev(c.rank), c.rank, ch, connRing, p)
+	in, err := c.connect(ring.Prev(c.rank), c.rank, ch, connRing, p, buff)
 	if err != nil {
 		return nil, err
 	}
 	rc := &ringConn{send: out.send, recv: in.recv}
-	c.ringConns[ch][p] = rc
+	if std {
+		c.ringConns[ch][p] = rc
+	}
 	return rc, nil
 }
 
 // treeConn returns channel ch's ends in its tree for protocol p,
 // connecting them on first use. Even channels use tree 0, odd channels
 // tree 1, so half the channels use each tree of the double binary tree.
-func (c *Comm) treeConn(ch int, p proto.Protocol) (*prims.TreeEnds, error) {
-	if t := c.treeConns[ch][p]; t != nil {
+func (c *Comm) treeConn(ch int, p proto.Protocol, buff int) (*prims.TreeEnds, error) {
+	std := buff == c.w.set.buff[p]
+	if t := c.treeConns[ch][p]; t != nil && std {
 		return t, nil
 	}
 	node := c.w.trees[ch%2][c.rank]
 	t := &prims.TreeEnds{}
 	if node.Parent >= 0 {
-		up, err := c.connect(c.rank, node.Parent, ch, connTreeUp, p)
+		up, err := c.connect(c.rank, node.Parent, ch, connTreeUp, p, buff)
 		if err != nil {
 			return nil, err
 		}
-		down, err := c.connect(node.Parent, c.rank, ch, connTreeDown, p)
+		down, err := c.connect(node.Parent, c.rank, ch, connTreeDown, p, buff)
 		if err != nil {
 			return nil, err
 		}
@@ -196,18 +210,20 @@ func (c *Comm) treeConn(ch int, p proto.Protocol) (*prims.TreeEnds, error) {
 		if child < 0 {
 			continue
 		}
-		up, err := c.connect(child, c.rank, ch, connTreeUp, p)
+		up, err := c.connect(child, c.rank, ch, connTreeUp, p, buff)
 		if err != nil {
 			return nil, err
 		}
-		down, err := c.connect(c.rank, child, ch, connTreeDown, p)
+		down, err := c.connect(c.rank, child, ch, connTreeDown, p, buff)
 		if err != nil {
 			return nil, err
 		}
 		t.FromChildren = append(t.FromChildren, up.recv)
 		t.ToChildren = append(t.ToChildren, down.send)
 	}
-	c.treeConns[ch][p] = t
+	if std {
+		c.treeConns[ch][p] = t
+	}
 	return t, nil
 }
 
@@ -234,6 +250,7 @@ type Comm struct {
 	inflight   []*plan                                            // enqueued plans, not yet recycled
 	freePlans  []*plan                                            // finished plans to reuse
 	ends       map[connKey]*ends                                  // this rank's view of world.conns, without the lock
+	decided    [tuning.NumColls]decidedEntry                      // the last decision per collective
 
 	// finished counts plans whose every channel is done. Written (Add) by
 	// the channel goroutine that finishes a plan last; read by Synchronize.
@@ -264,8 +281,14 @@ func InitAll(n int, cfg Config) ([]*Comm, error) {
 		conns:      map[connKey]*ends{},
 	}
 	w.initGeometry()
-	w.initHosts()
 	w.procs = runtime.GOMAXPROCS(0)
+	w.initHosts()
+	w.model = tuning.Model{C: set.model}
+	if w.model.C.Cores == 0 { // a machine fact, not a fitted constant
+		w.model.C.Cores = max(1, w.procs/w.nHosts)
+	}
+	w.table = set.table.For(n, w.nHosts)
+	w.debug = set.debug
 	for r := 0; r < n; r++ {
 		w.peers = append(w.peers, transport.Peer{Rank: r, Host: host, Pid: os.Getpid()})
 	}

@@ -2,6 +2,7 @@ package ccl
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"strconv"
@@ -46,6 +47,21 @@ type Config struct {
 	// process on one host.
 	RanksPerHost int
 
+	// TuningFile is a tuning table (lib/tuning's JSON) whose rules choose
+	// the algorithm, protocol and channels by size; Tuning is the same,
+	// already loaded (it wins over TuningFile). Sizes no rule covers go to
+	// the cost model. Forced Proto/Algo/NChannels win over both.
+	TuningFile string
+	Tuning     *tuning.Table
+	// ModelFile overrides the cost model's constants (lib/tuning's
+	// constants JSON; a partial file changes only what it names).
+	ModelFile string
+	// Debug is GCCL_DEBUG: "INFO" logs one line per operation with the
+	// choice and the model's predicted time; "" or "WARN" logs nothing.
+	Debug string
+	// DebugWriter receives the debug lines; nil means os.Stderr.
+	DebugWriter io.Writer
+
 	// Test hooks: where FIFO step counters start, and the LL flag space.
 	FifoOptions proto.FifoOptions
 }
@@ -60,6 +76,9 @@ const (
 	EnvLL128BuffSize = "GCCL_LL128_BUFFSIZE"
 	EnvTimeout       = "GCCL_TIMEOUT"
 	EnvRanksPerHost  = "GCCL_RANKS_PER_HOST"
+	EnvTuningFile    = "GCCL_TUNING_FILE"
+	EnvModelFile     = "GCCL_MODEL_FILE"
+	EnvDebug         = "GCCL_DEBUG"
 )
 
 // FromEnv returns c with every GCCL_* variable that is set applied on top.
@@ -113,6 +132,18 @@ func (c Config) fromLookup(lookup func(string) (string, bool)) (Config, error) {
 			return c, bad(EnvRanksPerHost, v, "want a positive integer (ranks per host), or 0 for all ranks on one host")
 		}
 		c.RanksPerHost = n
+	}
+	if v, ok := lookup(EnvTuningFile); ok {
+		c.TuningFile = strings.TrimSpace(v)
+	}
+	if v, ok := lookup(EnvModelFile); ok {
+		c.ModelFile = strings.TrimSpace(v)
+	}
+	if v, ok := lookup(EnvDebug); ok {
+		if _, err := parseDebug(v); err != nil {
+			return c, bad(EnvDebug, v, "valid values are INFO, WARN or VERSION (or empty)")
+		}
+		c.Debug = v
 	}
 	if v, ok := lookup(EnvTimeout); ok {
 		d, err := parseTimeout(v)
@@ -175,6 +206,18 @@ func parseProto(s string) (proto.Protocol, error) {
 	return proto.Parse(s)
 }
 
+// parseDebug reports whether debug level s logs operations (INFO or
+// TRACE); WARN, VERSION and "" log nothing.
+func parseDebug(s string) (bool, error) {
+	switch strings.ToUpper(strings.TrimSpace(s)) {
+	case "", "WARN", "VERSION":
+		return false, nil
+	case "INFO", "TRACE":
+		return true, nil
+	}
+	return false, fmt.Errorf("unknown debug level %q (valid: INFO, TRACE, WARN, VERSION)", s)
+}
+
 // parseAlgo returns the forced algorithm, or -1 for auto.
 func parseAlgo(s string) (tuning.Algo, error) {
 	if t := strings.TrimSpace(s); t == "" || strings.EqualFold(t, "auto") {
@@ -202,6 +245,9 @@ type settings struct {
 	buff         proto.BuffSizes
 	timeout      time.Duration
 	fifo         proto.FifoOptions
+	table        *tuning.Table    // nil: no tuning table
+	model        tuning.Constants // the cost model's constants
+	debug        io.Writer        // nil: no per-operation log
 }
 
 // validate returns one specific error per bad field.
@@ -239,6 +285,31 @@ func (c Config) validate() (settings, error) {
 			return s, fmt.Errorf("ccl: Config.%s: %w", b.field, err)
 		}
 		s.buff[b.p] = b.v
+	}
+	if info, err := parseDebug(c.Debug); err != nil {
+		return s, fmt.Errorf("ccl: Config.Debug: %w", err)
+	} else if info {
+		s.debug = c.DebugWriter
+		if s.debug == nil {
+			s.debug = os.Stderr
+		}
+	}
+	s.table = c.Tuning
+	if s.table == nil && c.TuningFile != "" {
+		if s.table, err = tuning.LoadTable(c.TuningFile); err != nil {
+			return s, fmt.Errorf("ccl: tuning table: %w", err)
+		}
+	}
+	if s.table != nil {
+		if err := s.table.Validate(); err != nil {
+			return s, fmt.Errorf("ccl: tuning table: %w", err)
+		}
+	}
+	s.model = tuning.DefaultConstants()
+	if c.ModelFile != "" {
+		if s.model, err = tuning.LoadConstants(c.ModelFile); err != nil {
+			return s, fmt.Errorf("ccl: cost model: %w", err)
+		}
 	}
 	s.timeout = c.Timeout
 	if s.timeout == 0 {

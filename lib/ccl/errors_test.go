@@ -84,8 +84,8 @@ func TestEnvOverrides(t *testing.T) {
 		t.Fatalf("env overrides: %+v %v", c, err)
 	}
 	for k, v := range map[string]string{
-		EnvProto: "fast", EnvAlgo: "Tree", EnvNChannels: "0", EnvBuffSize: "12345",
-		EnvLLBuffSize: "x", EnvLL128BuffSize: "1K", EnvTimeout: "soon",
+		EnvProto: "fast", EnvAlgo: "Butterfly", EnvNChannels: "0", EnvBuffSize: "12345",
+		EnvLLBuffSize: "x", EnvLL128BuffSize: "1K", EnvTimeout: "soon", EnvRanksPerHost: "-2", EnvDebug: "LOUD",
 	} {
 		env = map[string]string{k: v}
 		_, err := Config{}.fromLookup(lookup)

@@ -119,7 +119,7 @@ func (c *Comm) launch(tasks []task) error {
 	return nil
 }
 
-// nChannels is the channel count an operation may use.
+// nChannels is the channel count point-to-point operations spread over.
 func (c *Comm) nChannels() int {
 	if c.w.set.nChannels > 0 {
 		return c.w.set.nChannels
@@ -127,42 +127,39 @@ func (c *Comm) nChannels() int {
 	return len(c.channels)
 }
 
-// chooseProto applies the forced protocol, or auto: LL below 64 KiB per
-// rank, Simple above.
-func (c *Comm) chooseProto(bytesPerRank int) proto.Protocol {
-	if p := c.w.set.proto; p >= 0 {
-		return p
-	}
-	if bytesPerRank < autoLLBytes {
-		return proto.LL
-	}
-	return proto.Simple
-}
-
 func (c *Comm) planColl(t task, pl *plan) error {
 	n := c.Size()
-	bytes := t.count * t.elt
-	p := c.chooseProto(bytes)
-	a := tuning.Ring
-	if c.w.set.algo >= 0 {
-		a = c.w.set.algo
+	nBytes := int64(t.count * t.elt)
+	if t.coll == CollAllGather || t.coll == CollReduceScatter {
+		nBytes *= int64(n) // NCCL's nBytes: the whole result
 	}
-	if a == tuning.Tree && t.coll != CollAllReduce {
-		return fmt.Errorf("ccl: %s has no Tree algorithm (forced by GCCL_ALGO or Config.Algo): valid for it is Ring", t.coll)
+	d, err := c.decide(t.coll, nBytes)
+	if err != nil {
+		return err
 	}
+	a, p := d.algo, d.proto
 	chunkSteps, sliceSteps := 1, 1
 	if a == tuning.Ring && p == proto.Simple && (t.coll == CollAllReduce || t.coll == CollAllGather || t.coll == CollReduceScatter) {
 		chunkSteps, sliceSteps = 4, 2 // CHUNKSTEPS / SLICESTEPS
 	}
-	g := c.w.geometry(p, t.elt, chunkSteps)
-	grain, chunkElems := g.grain, g.chunkElems
-	nCh := c.nChannels()
+	var grain, chunkElems int
+	if d.buff == c.w.set.buff[p] {
+		g := c.w.geometry(p, t.elt, chunkSteps)
+		grain, chunkElems = g.grain, g.chunkElems
+	} else {
+		grain, chunkElems = prims.GrainElems(p, t.elt), prims.ChunkElems(p, d.buff, chunkSteps, t.elt)
+	}
+	nCh := d.nChannels
 	active := algo.ActiveChannels(t.count, nCh, grain)
 	if a == tuning.Tree {
-		cb := algo.TreeChunkBytes(p, c.w.set.buff[p], int64(bytes), active, n, c.w.nHosts, c.w.treeDepth)
+		cb := algo.TreeChunkBytes(p, d.buff, nBytes, active, n, c.w.nHosts, c.w.treeDepth)
 		chunkElems = max(cb/t.elt/grain*grain, grain)
 	}
-	c.last = Choice{Coll: t.coll, Algo: a.String(), Proto: p.String(), NChannels: active, Bytes: int64(bytes)}
+	c.last = Choice{Coll: t.coll, Algo: a.String(), Proto: p.String(), NChannels: active, Bytes: nBytes,
+		NHosts: c.w.nHosts, Source: d.source, PredictedUs: d.predicted}
+	if c.w.debug != nil {
+		c.logChoice(c.w.debug, c.last)
+	}
 	for ch := 0; ch < active; ch++ {
 		start, cnt := algo.ChannelPart(t.count, nCh, grain, ch)
 		w := collWork{
@@ -172,13 +169,13 @@ func (c *Comm) planColl(t task, pl *plan) error {
 		}
 		if n > 1 {
 			if a == tuning.Tree {
-				tc, err := c.treeConn(ch, p)
+				tc, err := c.treeConn(ch, p, d.buff)
 				if err != nil {
 					return err
 				}
 				w.tree = tc
 			} else {
-				rc, err := c.ringConn(ch, p)
+				rc, err := c.ringConn(ch, p, d.buff)
 				if err != nil {
 					return err
 				}
@@ -270,13 +267,13 @@ func (c *Comm) splitP2P(t task, peer, d, nCh int, rounds []*p2pRound, isSend boo
 		ch := (k + d) % nCh
 		x := &prims.Xfer{Chunk: chunk}
 		if isSend {
-			e, err := c.connect(c.rank, peer, ch, connP2P, p)
+			e, err := c.connect(c.rank, peer, ch, connP2P, p, c.w.set.buff[p])
 			if err != nil {
 				return err
 			}
 			x.Send, x.Buf = e.send, t.send[start:start+cnt]
 		} else {
-			e, err := c.connect(peer, c.rank, ch, connP2P, p)
+			e, err := c.connect(peer, c.rank, ch, connP2P, p, c.w.set.buff[p])
 			if err != nil {
 				return err
 			}

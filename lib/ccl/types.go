@@ -89,8 +89,16 @@ func (c Coll) String() string {
 // Choice is what the stack chose for an operation.
 type Choice struct {
 	Coll      Coll
-	Algo      string // "Ring" or "P2P"
+	Algo      string // "Ring", "Tree" or "P2P"
 	Proto     string // "LL", "LL128", "Simple"
 	NChannels int    // channels that carry data
 	Bytes     int64  // bytes per rank the choice was made for
+	NHosts    int    // hosts the ranks are grouped into
+	// Source says who decided: "forced" (Config or GCCL_* variables),
+	// "table" (a tuning-table rule), "model" (the cost model), or a mix
+	// such as "forced+model" when only some fields were forced.
+	Source string
+	// PredictedUs is the cost model's time for the choice, in
+	// microseconds; 0 when the model has no figure for it (p2p).
+	PredictedUs float64
 }

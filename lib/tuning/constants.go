@@ -1,0 +1,535 @@
+package tuning
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/gccl/gccl/lib/proto"
+)
+
+// Link is a kind of connection between two ranks: the model charges a
+// different latency per step and bandwidth per channel to each (NCCL's
+// hwLat and bw per NVLink/PCI/NET).
+type Link int
+
+const (
+	// Intra connects ranks of one host.
+	Intra Link = iota
+	// Inter connects ranks of different hosts. Today it is the same
+	// in-process transport as Intra; a TCP transport gets its own constants.
+	Inter
+	NumLinks
+)
+
+var linkNames = [...]string{"Intra", "Inter"}
+
+func (l Link) String() string {
+	if l < 0 || l >= NumLinks {
+		return fmt.Sprintf("Link(%d)", int(l))
+	}
+	return linkNames[l]
+}
+
+// ParseLink reads a link name, case-insensitively.
+func ParseLink(s string) (Link, error) {
+	for l, n := range linkNames {
+		if strings.EqualFold(strings.TrimSpace(s), n) {
+			return Link(l), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown link %q (valid: Intra, Inter)", s)
+}
+
+// Protocol efficiency: the share of the bytes a protocol moves that is
+// payload. Fixed by the wire formats (lib/proto), not measured: LL carries 8
+// data bytes per 16-byte line, LL128 120 per 128-byte line.
+const (
+	EffLL     = 0.5
+	EffLL128  = 120.0 / 128.0
+	EffSimple = 1.0
+)
+
+// Efficiency returns the payload share of protocol p's wire bytes.
+func Efficiency(p proto.Protocol) float64 {
+	switch p {
+	case proto.LL:
+		return EffLL
+	case proto.LL128:
+		return EffLL128
+	}
+	return EffSimple
+}
+
+// ConstantsVersion is the version of the constants file format.
+const ConstantsVersion = 1
+
+// Constants are the cost model's parameters for one machine and set of
+// transports (NCCL's tuning.cc tables: baseLat, hwLat, bandwidths, per-channel
+// caps, thread thresholds). Times are in microseconds, bandwidths in GB/s
+// (1e9 B/s) of bus bandwidth as nccl-tests defines it, sizes in bytes.
+//
+// The JSON form keys every table by name, e.g. "base_lat_us": {"Ring":
+// {"LL": 0.8, "LL128": 0.8, "Simple": 2}}; the dims tag lists, outermost
+// first, which names index a table. A file overrides DefaultConstants field
+// by field (see ParseConstants).
+type Constants struct {
+	Version int    `json:"version"`
+	Machine string `json:"machine"` // where the constants were measured
+	Method  string `json:"method"`  // how they were measured
+
+	// Cores is the number of processors one host's ranks share. When more
+	// channel goroutines than Cores run, steps wait for the scheduler and
+	// channels beyond Cores/ranksPerHost add no bandwidth. 0 turns both
+	// effects off.
+	Cores int `json:"cores"`
+
+	// BaseLatUs is the fixed cost of one operation (NCCL's baseLat): call
+	// path, plan, launch and completion.
+	BaseLatUs [NumAlgos][proto.NumProtocols]float64 `json:"base_lat_us" dims:"algo,proto"`
+	// StepLatUs is the cost of one hop over a link (NCCL's hwLat): the
+	// sender's publish to the receiver's seeing it, with a core each.
+	StepLatUs [NumLinks][NumAlgos][proto.NumProtocols]float64 `json:"step_lat_us" dims:"link,algo,proto"`
+	// OversubStepLatUs is added to every step for each goroutine per core
+	// beyond one (runners = ranksPerHost x nChannels): the wait is then a
+	// trip through the Go scheduler. gccl's own term; NCCL's blocks never
+	// share an SM.
+	OversubStepLatUs [proto.NumProtocols]float64 `json:"oversub_step_lat_us" dims:"proto"`
+
+	// ChannelBwGBs is one channel's bus bandwidth over a link with Simple
+	// when the channel has a core of its own; other protocols get it times
+	// their efficiency.
+	ChannelBwGBs [NumLinks]float64 `json:"channel_bw_gbs" dims:"link"`
+	// MaxChannelBwGBs caps one channel's bus bandwidth per algorithm and
+	// protocol (NCCL's llMaxBw, perChMaxRingLL128Bw, perChMaxTreeBw): what
+	// the protocol's own loop sustains whatever the link. 0 = no cap.
+	MaxChannelBwGBs [NumAlgos][proto.NumProtocols]float64 `json:"max_channel_bw_gbs" dims:"algo,proto"`
+	// MaxHostBwGBs caps the sum of one host's ranks' bus bandwidth: every
+	// channel of every rank of a host copies through the same memory
+	// system. It bounds wire bytes, so a protocol's payload share of it
+	// is this times its efficiency. 0 = no cap.
+	MaxHostBwGBs float64 `json:"max_host_bw_gbs"`
+	// TreeBwFactor scales tree bandwidth against ring's (NCCL uses .92 for
+	// its tree's imperfect pipelining).
+	TreeBwFactor float64 `json:"tree_bw_factor"`
+
+	// ChannelThresholdBytes is the least data per channel that pays for a
+	// channel (NCCL's threadThresholds x nThreads): Choose drops channels
+	// while bytes < nChannels x this.
+	ChannelThresholdBytes [proto.NumProtocols]int64 `json:"channel_threshold_bytes" dims:"proto"`
+
+	// LocalLatUs and LocalBwGBs price an operation on a single rank: the
+	// call path and one local copy (out of place) of the buffer.
+	LocalLatUs float64 `json:"local_lat_us"`
+	LocalBwGBs float64 `json:"local_bw_gbs"`
+}
+
+// DefaultConstants returns the built-in constants.
+func DefaultConstants() Constants {
+	c := Constants{Version: ConstantsVersion}
+
+	// ---- PLACEHOLDER VALUES: replace with fitted measurements. ----
+	// Hand-fitted to docs/PERFORMANCE.md (BenchmarkAllReduce 2026-11-21,
+	// 2 and 4 ranks x 1-2 channels; BenchmarkOversubscribed 8 ranks x 4
+	// channels; allreduce_perf on the 16-core device host), all in-process.
+	c.Machine = "Intel Xeon @ 2.50 GHz, 2 vCPUs, Linux 6.18, Go 1.26.8 (docs/data/machine.txt)"
+	c.Method = "PLACEHOLDER hand fit to docs/PERFORMANCE.md allreduce tables: 8 B times give base + 2 steps (2 ranks), " +
+		"4 and 8 ranks on 2 cores give the oversubscription term; 32-64 MiB busBw gives the host cap; " +
+		"256 KiB-2 MiB Simple (2 ranks) and 1-channel Simple/LL128 on 16 cores give the per-channel figures"
+	// Cores stays 0: the stack fills in the processors it really has
+	// (GOMAXPROCS shared by the hosts of the process); offline users of
+	// the model set it for the machine they model.
+
+	// 2 ranks, 1 channel, 8 B = base + 2 steps: LL 1.62, LL128 1.71,
+	// Simple 2.65 (benchmark) to 4.0 us (perf binary, queued).
+	c.BaseLatUs[Ring] = [proto.NumProtocols]float64{proto.LL: 0.8, proto.LL128: 0.8, proto.Simple: 2.0}
+	// Tree: a little more per op for the up and down phases (as NCCL's).
+	c.BaseLatUs[Tree] = [proto.NumProtocols]float64{proto.LL: 1.0, proto.LL128: 1.0, proto.Simple: 2.4}
+	hop := [proto.NumProtocols]float64{proto.LL: 0.4, proto.LL128: 0.45, proto.Simple: 0.8}
+	for l := range c.StepLatUs {
+		// Inter is the in-process transport too for now.
+		c.StepLatUs[l][Ring] = hop
+		c.StepLatUs[l][Tree] = hop
+	}
+	// 4 ranks (1 extra runner per core, 6 steps): LL 7.4, LL128 8.3,
+	// Simple 16 us; 8 ranks (3 extra, 14 steps): 2.6-3.9 us per step.
+	c.OversubStepLatUs = [proto.NumProtocols]float64{proto.LL: 0.75, proto.LL128: 0.75, proto.Simple: 1.25}
+
+	// Simple with a core per channel: 3.7-4.3 GB/s (2 ranks, 256 KiB-2 MiB,
+	// in cache), 3.3-4.4 (8 ranks x 1 channel on 16 cores).
+	c.ChannelBwGBs = [NumLinks]float64{Intra: 4.0, Inter: 4.0}
+	// LL 0.36-0.45 GB/s at any size and channel count; LL128 1.8 GB/s
+	// on one channel even with 16 cores.
+	for a := range c.MaxChannelBwGBs {
+		c.MaxChannelBwGBs[a] = [proto.NumProtocols]float64{proto.LL: 0.45, proto.LL128: 1.8}
+	}
+	// 2 ranks x 1.6-1.7 GB/s and 4 ranks x 0.85-0.9 at 32-64 MiB.
+	c.MaxHostBwGBs = 3.4
+	c.TreeBwFactor = 0.9 // not measured yet: NCCL's order of magnitude
+
+	// About 40 us of one channel's work at its per-channel rate, so a
+	// channel's wake-up (1-2 us) stays small against what it moves.
+	c.ChannelThresholdBytes = [proto.NumProtocols]int64{proto.LL: 16 << 10, proto.LL128: 64 << 10, proto.Simple: 256 << 10}
+
+	// One rank: the call path alone (CallOneRank, 0.44-0.48 us) and copy()
+	// of a large buffer (2.9-6.1 GB/s).
+	c.LocalLatUs = 0.45
+	c.LocalBwGBs = 3.0
+	// ---- end of placeholder values ----
+	return c
+}
+
+// Validate checks what the model needs of the constants: every number
+// finite and >= 0, bandwidths that divide (> 0) and a known version. It
+// returns one error per bad field, naming its key path.
+func (c Constants) Validate() error {
+	return c.validate("")
+}
+
+func (c Constants) validate(file string) error {
+	bad := func(path, format string, args ...any) error {
+		return &ConstantsError{File: file, Path: path, Err: fmt.Errorf(format, args...)}
+	}
+	if c.Version != ConstantsVersion {
+		return bad("version", "version %d is not supported (valid versions: %d)", c.Version, ConstantsVersion)
+	}
+	var err error
+	walkConstants(reflect.ValueOf(&c).Elem(), func(path string, v reflect.Value) bool {
+		if f, ok := number(v); ok && !(f >= 0 && !math.IsInf(f, 0)) {
+			err = bad(path, "%v is not a finite number >= 0", f)
+			return false
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	for l := range c.ChannelBwGBs {
+		if c.ChannelBwGBs[l] <= 0 {
+			return bad("channel_bw_gbs."+Link(l).String(), "must be > 0")
+		}
+	}
+	if c.TreeBwFactor <= 0 {
+		return bad("tree_bw_factor", "must be > 0")
+	}
+	if c.LocalBwGBs <= 0 {
+		return bad("local_bw_gbs", "must be > 0")
+	}
+	return nil
+}
+
+// ConstantsError is one problem in a constants file: the file, the key path
+// (e.g. "step_lat_us.Intra.Ring.LL") and what is wrong.
+type ConstantsError struct {
+	File string // name given to ParseConstants; "" for constants built in code
+	Path string // dotted key path; "" for the file as a whole
+	Err  error
+}
+
+func (e *ConstantsError) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+	} else {
+		b.WriteString("tuning constants")
+	}
+	if e.Path != "" {
+		fmt.Fprintf(&b, ": %s", e.Path)
+	}
+	fmt.Fprintf(&b, ": %v", e.Err)
+	return b.String()
+}
+
+func (e *ConstantsError) Unwrap() error { return e.Err }
+
+// LoadConstants reads the constants file at path over DefaultConstants.
+func LoadConstants(path string) (Constants, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Constants{}, fmt.Errorf("tuning constants: %w", err)
+	}
+	return ParseConstants(data, path)
+}
+
+// ParseConstants reads a JSON constants file over DefaultConstants: a key
+// the file names replaces that one value, everything else keeps its
+// default, so {"base_lat_us": {"Ring": {"LL": 1.1}}} changes one number.
+// Table keys (algorithm, protocol, link names) are case-insensitive; field
+// keys are exact. Unknown keys, names, duplicates, nulls, negative numbers
+// and a version other than ConstantsVersion are errors that name the file
+// (name) and the key path. The result is validated.
+func ParseConstants(data []byte, name string) (Constants, error) {
+	c := DefaultConstants()
+	if err := decodeConstants(reflect.ValueOf(&c).Elem(), json.RawMessage(data), "", nil, name); err != nil {
+		return Constants{}, err
+	}
+	if err := c.validate(name); err != nil {
+		return Constants{}, err
+	}
+	return c, nil
+}
+
+// decodeConstants decodes raw into v: a struct by its json tags, an array
+// level by the names of its dimension (dims), a leaf by encoding/json.
+func decodeConstants(v reflect.Value, raw json.RawMessage, path string, dims []string, file string) error {
+	bad := func(p, format string, args ...any) error {
+		return &ConstantsError{File: file, Path: p, Err: fmt.Errorf(format, args...)}
+	}
+	raw = bytes.TrimSpace(raw)
+	if string(raw) == "null" {
+		return bad(path, "null is not a value")
+	}
+	switch {
+	case v.Kind() == reflect.Struct:
+		members, err := constMembers(raw)
+		if err != nil {
+			return bad(path, "want a JSON object of constants: %v", err)
+		}
+		keys := constKeys(v.Type())
+		seen := map[string]bool{}
+		for _, m := range members {
+			i, ok := keys[m.key]
+			if !ok {
+				return bad(m.key, "unknown key (valid: %s)", strings.Join(sortedKeys(keys), ", "))
+			}
+			if seen[m.key] {
+				return bad(m.key, "duplicate key")
+			}
+			seen[m.key] = true
+			f := v.Type().Field(i)
+			var fd []string
+			if t := f.Tag.Get("dims"); t != "" {
+				fd = strings.Split(t, ",")
+			}
+			if err := decodeConstants(v.Field(i), m.val, m.key, fd, file); err != nil {
+				return err
+			}
+		}
+		return nil
+	case v.Kind() == reflect.Array:
+		members, err := constMembers(raw)
+		if err != nil {
+			return bad(path, "want an object keyed by %s name (valid: %s): %v", dims[0], strings.Join(dimNames(dims[0]), ", "), err)
+		}
+		seen := map[int]string{}
+		for _, m := range members {
+			i, err := parseDim(dims[0], m.key)
+			p := path + "." + m.key
+			if err != nil {
+				return bad(p, "%v", err)
+			}
+			if prev, dup := seen[i]; dup {
+				return bad(p, "duplicate of %q", prev)
+			}
+			seen[i] = m.key
+			if err := decodeConstants(v.Index(i), m.val, p, dims[1:], file); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// A leaf: decode into a fresh value so a failed decode leaves no trace.
+	leaf := reflect.New(v.Type())
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(leaf.Interface()); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return bad(path, "want %s, got JSON %s", leafKind(v.Type()), te.Value)
+		}
+		return bad(path, "want %s: %v", leafKind(v.Type()), err)
+	}
+	if f, ok := number(leaf.Elem()); ok && (f < 0 || math.IsNaN(f) || math.IsInf(f, 0)) {
+		return bad(path, "%v is out of range (valid: a finite number >= 0)", f)
+	}
+	v.Set(leaf.Elem())
+	return nil
+}
+
+func leafKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Float64:
+		return "a number >= 0"
+	}
+	return "an integer >= 0"
+}
+
+// number reads a numeric leaf as float64.
+func number(v reflect.Value) (float64, bool) {
+	switch v.Kind() {
+	case reflect.Float64:
+		return v.Float(), true
+	case reflect.Int, reflect.Int64:
+		return float64(v.Int()), true
+	}
+	return 0, false
+}
+
+// constMember is one key and value of a JSON object, in file order.
+type constMember struct {
+	key string
+	val json.RawMessage
+}
+
+// constMembers splits a JSON object into its members, keeping their order
+// and duplicates (a map would drop both).
+func constMembers(raw json.RawMessage) ([]constMember, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, fmt.Errorf("got %s", raw)
+	}
+	var out []constMember
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		var m constMember
+		m.key = tok.(string) // an object's tokens alternate key, value
+		if err := dec.Decode(&m.val); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, err
+	}
+	if _, err := dec.Token(); err == nil {
+		return nil, fmt.Errorf("data after the object")
+	}
+	return out, nil
+}
+
+// constKeys maps each json tag of a struct type to its field index.
+func constKeys(t reflect.Type) map[string]int {
+	keys := map[string]int{}
+	for i := 0; i < t.NumField(); i++ {
+		if k := t.Field(i).Tag.Get("json"); k != "" {
+			keys[k] = i
+		}
+	}
+	return keys
+}
+
+func sortedKeys(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// dimNames lists the names that index a table dimension, in index order.
+func dimNames(dim string) []string {
+	switch dim {
+	case "link":
+		return linkNames[:]
+	case "algo":
+		return algoNames[:]
+	}
+	out := []string{}
+	for _, p := range proto.All() {
+		out = append(out, p.String())
+	}
+	return out
+}
+
+func parseDim(dim, s string) (int, error) {
+	switch dim {
+	case "link":
+		l, err := ParseLink(s)
+		return int(l), err
+	case "algo":
+		a, err := ParseAlgo(s)
+		return int(a), err
+	}
+	p, err := proto.Parse(s)
+	return int(p), err
+}
+
+// walkConstants calls fn on every leaf of the constants with its key path,
+// in field and index order; fn returns false to stop.
+func walkConstants(v reflect.Value, fn func(path string, v reflect.Value) bool) {
+	var walk func(v reflect.Value, path string, dims []string) bool
+	walk = func(v reflect.Value, path string, dims []string) bool {
+		switch v.Kind() {
+		case reflect.Struct:
+			for i := 0; i < v.NumField(); i++ {
+				f := v.Type().Field(i)
+				var fd []string
+				if t := f.Tag.Get("dims"); t != "" {
+					fd = strings.Split(t, ",")
+				}
+				if !walk(v.Field(i), f.Tag.Get("json"), fd) {
+					return false
+				}
+			}
+			return true
+		case reflect.Array:
+			names := dimNames(dims[0])
+			for i := 0; i < v.Len(); i++ {
+				if !walk(v.Index(i), path+"."+names[i], dims[1:]) {
+					return false
+				}
+			}
+			return true
+		}
+		return fn(path, v)
+	}
+	walk(v, "", nil)
+}
+
+// MarshalJSON writes the constants in the file format, every table keyed
+// by name, so that ParseConstants(MarshalJSON(c)) == c.
+func (c Constants) MarshalJSON() ([]byte, error) {
+	var encode func(v reflect.Value, dims []string) any
+	encode = func(v reflect.Value, dims []string) any {
+		switch v.Kind() {
+		case reflect.Struct:
+			m := map[string]any{}
+			for i := 0; i < v.NumField(); i++ {
+				f := v.Type().Field(i)
+				var fd []string
+				if t := f.Tag.Get("dims"); t != "" {
+					fd = strings.Split(t, ",")
+				}
+				m[f.Tag.Get("json")] = encode(v.Field(i), fd)
+			}
+			return m
+		case reflect.Array:
+			m := map[string]any{}
+			names := dimNames(dims[0])
+			for i := 0; i < v.Len(); i++ {
+				m[names[i]] = encode(v.Index(i), dims[1:])
+			}
+			return m
+		}
+		return v.Interface()
+	}
+	return json.Marshal(encode(reflect.ValueOf(c), nil))
+}
+
+// String is the constants as an indented constants file.
+func (c Constants) String() string {
+	b, err := c.MarshalJSON()
+	if err != nil {
+		return fmt.Sprintf("tuning constants: %v", err)
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, b, "", "  "); err != nil {
+		return string(b)
+	}
+	return out.String()
+}

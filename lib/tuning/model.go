@@ -1,0 +1,230 @@
+package tuning
+
+import (
+	"math"
+	"slices"
+
+	"github.com/gccl/gccl/lib/proto"
+)
+
+// Model is the built-in alpha-beta cost model, in the form of NCCL's
+// tuning.cc (ncclTopoTuneModel, ncclTopoGetAlgoTime): an operation costs a
+// latency (base + per-hop latency x hops on its critical path) plus its
+// bytes over an algorithm bandwidth derived from a bus bandwidth. It is
+// pure: every method reads C only.
+type Model struct {
+	C Constants
+}
+
+// Estimate is the model's breakdown of one operation.
+type Estimate struct {
+	LatUs    float64 // base latency + hops x per-hop latency
+	BusBwGBs float64 // bus bandwidth, nccl-tests' definition (0 for one rank)
+	AlgBwGBs float64 // bytes / (Us - LatUs)
+	Us       float64 // predicted time: LatUs + bytes / AlgBwGBs
+}
+
+// busBwFactor is nccl-tests' busBw / algBw of collective c on n ranks.
+func busBwFactor(c Coll, n int) float64 {
+	switch c {
+	case AllReduce:
+		return 2 * float64(n-1) / float64(n)
+	case AllGather, ReduceScatter:
+		return float64(n-1) / float64(n)
+	}
+	return 1
+}
+
+// hops counts the link crossings on the critical path of collective c with
+// algorithm a, split by link kind. Ranks are grouped by host: the ring
+// crosses to the next host nHosts times per round, the tree is a chain per
+// host under a double binary tree over hosts (topo.RankTrees).
+func hops(c Coll, a Algo, nRanks, nHosts, perHost int) (intra, inter int) {
+	if a == Tree {
+		// Up from the deepest host's last rank: the chain of every host on
+		// the way (the child hosts hang off a host's last rank, the head
+		// links to its parent) and depth inter-host links; down again.
+		// NCCL counts one host's chain, 2*((ppn-1)*intra + log2(nNodes)*inter);
+		// ours crosses depth+1 chains.
+		depth := ceilLog2(nHosts)
+		return 2 * (depth + 1) * (perHost - 1), 2 * depth
+	}
+	steps, interSteps := nRanks-1, nHosts-1 // allgather, reducescatter
+	switch c {
+	case AllReduce:
+		steps, interSteps = 2*(nRanks-1), 2*(nHosts-1)
+	case Broadcast, Reduce:
+		// A pipelined chain from or to the root: the last rank hears after
+		// n-1 hops. NCCL counts nRanks steps (or one hop when every
+		// channel's ring is the same); a CPU chain really is n-1 hops.
+		steps, interSteps = nRanks-1, nHosts-1
+	}
+	return steps - interSteps, interSteps
+}
+
+// ceilLog2 is the depth of topo.BinaryTree over n nodes (its root has a
+// single child), 0 for one node.
+func ceilLog2(n int) int {
+	d := 0
+	for 1<<d < n {
+		d++
+	}
+	return d
+}
+
+// Estimate predicts collective c with algorithm a and protocol p on nCh
+// channels, nRanks ranks over nHosts hosts (ranks grouped by host; uneven
+// hosts count as ceil(nRanks/nHosts) ranks each). bytes is the size
+// nccl-tests' algBw uses: the per-rank buffer for allreduce, broadcast and
+// reduce, the whole gathered buffer (count x elt x nRanks) for allgather and
+// reducescatter. ok is false when !Supports(c, a), an argument is out of
+// range, or the constants give no finite time.
+//
+//	latency = BaseLatUs[a][p] + intraHops*(StepLatUs[Intra][a][p]+over) + interHops*(StepLatUs[Inter][a][p]+over)
+//	over    = OversubStepLatUs[p] * max(0, perHost*nCh/Cores - 1)              (Cores > 0)
+//	perCh   = min(min(ChannelBwGBs[links used]) * eff[p], MaxChannelBwGBs[a][p] if > 0)
+//	busBw   = min(min(nCh, Cores/perHost) * perCh, MaxHostBwGBs*eff[p]/perHost if > 0) (* TreeBwFactor for Tree)
+//	time    = latency + bytes / (busBw / busBwFactor(c, nRanks))
+//
+// One rank costs LocalLatUs + bytes/LocalBwGBs whatever a and p.
+func (m *Model) Estimate(c Coll, a Algo, p proto.Protocol, nCh, nRanks, nHosts int, bytes int64) (Estimate, bool) {
+	if !Supports(c, a) || !p.Valid() || nCh < 1 || nRanks < 1 || nHosts < 1 || nHosts > nRanks || bytes < 0 {
+		return Estimate{}, false
+	}
+	k := &m.C
+	b := float64(bytes)
+	if nRanks == 1 {
+		e := Estimate{LatUs: k.LocalLatUs, AlgBwGBs: k.LocalBwGBs}
+		e.Us = e.LatUs + b/(e.AlgBwGBs*1e3)
+		return e, finite(e)
+	}
+	perHost := (nRanks + nHosts - 1) / nHosts
+	eff := Efficiency(p)
+
+	over := 0.0
+	if k.Cores > 0 {
+		over = k.OversubStepLatUs[p] * max(0, float64(perHost*nCh)/float64(k.Cores)-1)
+	}
+	intra, inter := hops(c, a, nRanks, nHosts, perHost)
+	lat := k.BaseLatUs[a][p] +
+		float64(intra)*(k.StepLatUs[Intra][a][p]+over) +
+		float64(inter)*(k.StepLatUs[Inter][a][p]+over)
+
+	// The slowest link a channel crosses sets its pace (NCCL takes bwIntra
+	// or bwInter by node count).
+	wire := math.Inf(1)
+	if perHost > 1 {
+		wire = k.ChannelBwGBs[Intra]
+	}
+	if nHosts > 1 {
+		wire = min(wire, k.ChannelBwGBs[Inter])
+	}
+	perCh := wire * eff
+	if limit := k.MaxChannelBwGBs[a][p]; limit > 0 {
+		perCh = min(perCh, limit)
+	}
+	// Channels are goroutines: those beyond a core each add nothing.
+	channels := float64(nCh)
+	if k.Cores > 0 {
+		channels = min(channels, float64(k.Cores)/float64(perHost))
+	}
+	busBw := channels * perCh
+	if k.MaxHostBwGBs > 0 {
+		busBw = min(busBw, k.MaxHostBwGBs*eff/float64(perHost))
+	}
+	if a == Tree {
+		busBw *= k.TreeBwFactor
+	}
+	// NCCL converts with nRanks/nsteps for rings and .5 for trees; using
+	// nccl-tests' factor for both is the same for rings and keeps tree and
+	// ring bus bandwidths comparable at small n.
+	e := Estimate{LatUs: lat, BusBwGBs: busBw, AlgBwGBs: busBw / busBwFactor(c, nRanks)}
+	e.Us = lat + b/(e.AlgBwGBs*1e3)
+	return e, finite(e) && e.AlgBwGBs > 0
+}
+
+func finite(e Estimate) bool {
+	for _, f := range []float64{e.LatUs, e.BusBwGBs, e.AlgBwGBs, e.Us} {
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// Time is Estimate's predicted time in microseconds.
+func (m *Model) Time(c Coll, a Algo, p proto.Protocol, nCh, nRanks, nHosts int, bytes int64) (us float64, ok bool) {
+	e, ok := m.Estimate(c, a, p, nCh, nRanks, nHosts, bytes)
+	return e.Us, ok
+}
+
+// Limits restrict Choose (GCCL_ALGO, GCCL_PROTO, GCCL_NCHANNELS).
+type Limits struct {
+	Algos  []Algo           // allowed algorithms; nil = all
+	Protos []proto.Protocol // allowed protocols; nil = all
+	// MaxChannels is the communicator's channel count (< 1 counts as 1).
+	MaxChannels int
+	// Channels > 0 forces the channel count: no reduction.
+	Channels int
+}
+
+// Choose returns the allowed (algorithm, protocol) of least predicted time
+// and its channel count, with the predicted time in microseconds.
+//
+// The channel count follows NCCL's rule (getAlgoInfo): from MaxChannels it
+// drops while bytes < nChannels x ChannelThresholdBytes[proto] and
+// nChannels > 1; a forced Channels is kept as is; one rank runs on one
+// channel. NCCL compares candidates at the full count and reduces after;
+// here each candidate is priced at the count it would run with, because in
+// this model the count also changes latency (goroutines per core), and a
+// candidate priced at a count it will not get can win wrongly.
+//
+// Ties go to Ring over Tree, then Simple over LL128 over LL: the simpler
+// schedule and the protocol that moves fewer wire bytes. When no allowed
+// algorithm implements c, the algorithm limit is dropped (NCCL_ALGO likewise
+// only restricts collectives that have a choice). Invalid arguments (nRanks
+// < 1, nHosts outside 1..nRanks, bytes < 0) or no allowed protocol (a
+// non-nil empty Protos) give Ring/Simple and time -1.
+func (m *Model) Choose(c Coll, nRanks, nHosts int, bytes int64, lim Limits) (Choice, float64) {
+	algos := lim.Algos
+	if !slices.ContainsFunc(algos, func(a Algo) bool { return Supports(c, a) }) {
+		algos = Algos()
+	}
+	protos := lim.Protos
+	if protos == nil {
+		protos = proto.All()
+	}
+	best := Choice{Algo: Ring, Proto: proto.Simple, NChannels: m.channels(proto.Simple, nRanks, bytes, lim)}
+	bestUs := -1.0
+	for _, a := range Algos() {
+		if !slices.Contains(algos, a) {
+			continue
+		}
+		for p := proto.Simple; p >= proto.LL; p-- {
+			if !slices.Contains(protos, p) {
+				continue
+			}
+			nc := m.channels(p, nRanks, bytes, lim)
+			us, ok := m.Time(c, a, p, nc, nRanks, nHosts, bytes)
+			if ok && (bestUs < 0 || us < bestUs) {
+				best, bestUs = Choice{Algo: a, Proto: p, NChannels: nc}, us
+			}
+		}
+	}
+	return best, bestUs
+}
+
+// channels is the channel count protocol p runs bytes with under lim.
+func (m *Model) channels(p proto.Protocol, nRanks int, bytes int64, lim Limits) int {
+	if lim.Channels > 0 {
+		return lim.Channels
+	}
+	if nRanks == 1 {
+		return 1 // a local copy: nothing to split
+	}
+	nc := max(lim.MaxChannels, 1)
+	for nc > 1 && bytes < int64(nc)*m.C.ChannelThresholdBytes[p] {
+		nc--
+	}
+	return nc
+}

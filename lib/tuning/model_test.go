@@ -1,0 +1,404 @@
+package tuning
+
+import (
+	"errors"
+	"io/fs"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/gccl/gccl/lib/proto"
+)
+
+// shapes lists (nRanks, nHosts) for 1..16 ranks and every host count that
+// divides the ranks.
+func shapes() [][2]int {
+	var out [][2]int
+	for n := 1; n <= 16; n++ {
+		for h := 1; h <= n; h++ {
+			if n%h == 0 {
+				out = append(out, [2]int{n, h})
+			}
+		}
+	}
+	return out
+}
+
+// sizes are 0 and every power of two to 4 GiB, with the odd size between.
+func sizes() []int64 {
+	out := []int64{0}
+	for b := int64(1); b <= 4<<30; b *= 2 {
+		out = append(out, b, b+b/2+1)
+	}
+	return out
+}
+
+func defaultModel() *Model { return &Model{C: DefaultConstants()} }
+
+func TestModelDefaultsValidAndRoundTrip(t *testing.T) {
+	d := DefaultConstants()
+	if err := d.Validate(); err != nil {
+		t.Fatalf("DefaultConstants invalid: %v", err)
+	}
+	data, err := d.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ParseConstants(data, "roundtrip.json")
+	if err != nil {
+		t.Fatalf("ParseConstants(MarshalJSON(defaults)): %v\n%s", err, data)
+	}
+	if !reflect.DeepEqual(got, d) {
+		t.Errorf("round trip changed the constants:\n got %s\nwant %s", got, d)
+	}
+	if s := d.String(); !strings.Contains(s, `"base_lat_us"`) || !strings.Contains(s, `"Simple"`) {
+		t.Errorf("String() is not the file format:\n%s", s)
+	}
+}
+
+// TestModelFormula pins every term of Estimate against hand computations
+// with round constants, so that fitted defaults can change freely.
+func TestModelFormula(t *testing.T) {
+	k := Constants{Version: ConstantsVersion, TreeBwFactor: 0.5, LocalLatUs: 0.25, LocalBwGBs: 4}
+	for p := range proto.NumProtocols {
+		k.BaseLatUs[Ring][p], k.BaseLatUs[Tree][p] = 1, 2
+		for a := range NumAlgos {
+			k.StepLatUs[Intra][a][p], k.StepLatUs[Inter][a][p] = 0.5, 3
+		}
+	}
+	k.ChannelBwGBs = [NumLinks]float64{Intra: 2, Inter: 1}
+	capped := k
+	capped.Cores = 2
+	capped.OversubStepLatUs[proto.LL128] = 1
+	capped.MaxChannelBwGBs[Ring][proto.LL128] = 0.3
+	capped.MaxHostBwGBs = 1.2
+	hostCapped := k
+	hostCapped.MaxHostBwGBs = 1.2
+
+	cases := []struct {
+		name                string
+		k                   Constants
+		c                   Coll
+		a                   Algo
+		p                   proto.Protocol
+		nCh, nRanks, nHosts int
+		bytes               int64
+		lat, busBw, us      float64
+	}{
+		// 6 steps, 2 of them between hosts; the Inter link (1 GB/s) paces
+		// both channels; algBw = busBw / (2*3/4).
+		{"ring allreduce 2 hosts", k, AllReduce, Ring, proto.Simple, 2, 4, 2, 1e6, 1 + 4*0.5 + 2*3, 2, 9 + 1e6/(2/1.5*1e3)},
+		// 3 steps; LL moves half payload; algBw = busBw / (3/4).
+		{"ring allgather LL", k, AllGather, Ring, proto.LL, 1, 4, 1, 3000, 1 + 3*0.5, 1, 2.5 + 3000/(1/0.75*1e3)},
+		// A chain of 3 ranks on 3 hosts: 2 inter hops, busBw factor 1.
+		{"ring broadcast chain", k, Broadcast, Ring, proto.LL128, 1, 3, 3, 1e4, 1 + 2*3, 0.9375, 7 + 1e4/(0.9375*1e3)},
+		// Tree over 4 hosts of 2 ranks: depth 2, 3 chains of 1 hop each way.
+		{"tree allreduce", k, AllReduce, Tree, proto.Simple, 1, 8, 4, 1e6, 2 + 6*0.5 + 4*3, 0.5, 17 + 1e6/(0.5/1.75*1e3)},
+		// 4 ranks x 2 channels on 2 cores: 3 extra runners per core add 3 us
+		// a step; channels count as 2/4; the LL128 cap (0.3) binds.
+		{"cores and channel cap", capped, AllReduce, Ring, proto.LL128, 2, 4, 1, 1e6, 1 + 6*(0.5+3), 0.15, 22 + 1e6/(0.15/1.5*1e3)},
+		// The host cap: 2 channels of 2 GB/s, but 1.2 GB/s shared by 2 ranks.
+		{"host cap", hostCapped, AllReduce, Ring, proto.Simple, 2, 2, 1, 6e5, 1 + 2*0.5, 0.6, 2 + 6e5/(0.6*1e3)},
+		// The host cap bounds wire bytes: LL128 gets 120/128 of it.
+		{"host cap LL128", hostCapped, AllReduce, Ring, proto.LL128, 2, 2, 1, 5.625e5, 2, 0.5625, 2 + 5.625e5/(0.5625*1e3)},
+		{"one rank", k, Reduce, Ring, proto.LL, 4, 1, 1, 4000, 0.25, 0, 0.25 + 4000/(4*1e3)},
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+	for _, tc := range cases {
+		m := &Model{C: tc.k}
+		e, ok := m.Estimate(tc.c, tc.a, tc.p, tc.nCh, tc.nRanks, tc.nHosts, tc.bytes)
+		if !ok || !near(e.LatUs, tc.lat) || !near(e.BusBwGBs, tc.busBw) || !near(e.Us, tc.us) {
+			t.Errorf("%s: Estimate = %+v, %v; want lat %g busBw %g time %g", tc.name, e, ok, tc.lat, tc.busBw, tc.us)
+		}
+		if us, ok := m.Time(tc.c, tc.a, tc.p, tc.nCh, tc.nRanks, tc.nHosts, tc.bytes); !ok || us != e.Us {
+			t.Errorf("%s: Time = %g, %v; Estimate says %g", tc.name, us, ok, e.Us)
+		}
+	}
+}
+
+// TestModelMonotoneInBytes: for every collective, algorithm, protocol,
+// shape and channel count, time never falls as bytes grow, and Time is ok
+// exactly where Supports says the algorithm exists.
+func TestModelMonotoneInBytes(t *testing.T) {
+	m := defaultModel()
+	for _, c := range Colls() {
+		for _, a := range Algos() {
+			for _, p := range proto.All() {
+				for _, s := range shapes() {
+					for nCh := 1; nCh <= 8; nCh++ {
+						prev := math.Inf(-1)
+						for _, b := range sizes() {
+							us, ok := m.Time(c, a, p, nCh, s[0], s[1], b)
+							if ok != Supports(c, a) {
+								t.Fatalf("Time(%v,%v,%v,%dch,%d ranks,%d hosts,%d B) ok=%v, Supports=%v", c, a, p, nCh, s[0], s[1], b, ok, Supports(c, a))
+							}
+							if !ok {
+								break
+							}
+							if us < prev || us <= 0 {
+								t.Fatalf("Time(%v,%v,%v,%dch,%d ranks,%d hosts) = %g us at %d B after %g", c, a, p, nCh, s[0], s[1], us, b, prev)
+							}
+							prev = us
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestModelTimeRejects(t *testing.T) {
+	m := defaultModel()
+	cases := []struct {
+		name                string
+		c                   Coll
+		a                   Algo
+		p                   proto.Protocol
+		nCh, nRanks, nHosts int
+		bytes               int64
+	}{
+		{"tree allgather", AllGather, Tree, proto.LL, 1, 8, 8, 8},
+		{"tree broadcast", Broadcast, Tree, proto.Simple, 1, 8, 8, 8},
+		{"bad coll", NumColls, Ring, proto.LL, 1, 2, 1, 8},
+		{"bad algo", AllReduce, NumAlgos, proto.LL, 1, 2, 1, 8},
+		{"bad proto", AllReduce, Ring, proto.NumProtocols, 1, 2, 1, 8},
+		{"no channel", AllReduce, Ring, proto.LL, 0, 2, 1, 8},
+		{"no rank", AllReduce, Ring, proto.LL, 1, 0, 1, 8},
+		{"no host", AllReduce, Ring, proto.LL, 1, 2, 0, 8},
+		{"more hosts than ranks", AllReduce, Ring, proto.LL, 1, 2, 3, 8},
+		{"negative bytes", AllReduce, Ring, proto.LL, 1, 2, 1, -1},
+	}
+	for _, tc := range cases {
+		if us, ok := m.Time(tc.c, tc.a, tc.p, tc.nCh, tc.nRanks, tc.nHosts, tc.bytes); ok {
+			t.Errorf("%s: Time = %g, ok; want not ok", tc.name, us)
+		}
+	}
+	// Constants that give no finite time (a zero bandwidth) are not ok either.
+	z := &Model{C: DefaultConstants()}
+	z.C.ChannelBwGBs[Intra] = 0
+	if us, ok := z.Time(AllReduce, Ring, proto.Simple, 1, 2, 1, 8); ok {
+		t.Errorf("zero bandwidth: Time = %g, ok", us)
+	}
+}
+
+// TestModelTinyPicksLL: with the default constants an 8-byte operation runs
+// LL on one channel, and allreduce takes the tree once there are 4 hosts or
+// more (the tree's hops, 2(depth+1)(perHost-1) + 2 depth, undercut the
+// ring's 2(n-1) when depth+1 < nHosts).
+func TestModelTinyPicksLL(t *testing.T) {
+	m := defaultModel()
+	for _, c := range Colls() {
+		for _, s := range shapes() {
+			if s[0] == 1 {
+				continue
+			}
+			for _, maxCh := range []int{1, 2, 8} {
+				got, us := m.Choose(c, s[0], s[1], 8, Limits{MaxChannels: maxCh})
+				want := Choice{Algo: Ring, Proto: proto.LL, NChannels: 1}
+				if c == AllReduce && s[1] >= 4 {
+					want.Algo = Tree
+				}
+				if got != want || us <= 0 {
+					t.Errorf("%v 8 B, %d ranks on %d hosts, max %d ch: Choose = %v (%g us), want %v", c, s[0], s[1], maxCh, got, us, want)
+				}
+			}
+		}
+	}
+}
+
+// TestModelHugePicksSimpleRing: with the default constants 1 GiB runs
+// Simple on the ring with every channel. LL128 comes close on this machine
+// (its measured busBw matches Simple's at 32-64 MiB with 2 ranks), but the
+// host's memory cap bounds wire bytes, of which LL128 carries 120/128 as
+// payload, so whenever the memory system binds Simple moves more; and the
+// tree's bandwidth is TreeBwFactor (< 1) of the ring's.
+func TestModelHugePicksSimpleRing(t *testing.T) {
+	m := defaultModel()
+	for _, c := range Colls() {
+		for _, s := range shapes() {
+			if s[0] == 1 {
+				continue
+			}
+			for _, maxCh := range []int{1, 2, 8} {
+				got, us := m.Choose(c, s[0], s[1], 1<<30, Limits{MaxChannels: maxCh})
+				want := Choice{Algo: Ring, Proto: proto.Simple, NChannels: maxCh}
+				if got != want || us <= 0 {
+					t.Errorf("%v 1 GiB, %d ranks on %d hosts, max %d ch: Choose = %v (%g us), want %v", c, s[0], s[1], maxCh, got, us, want)
+				}
+			}
+		}
+	}
+}
+
+// TestModelChooseIsArgmin: Choose's algorithm and protocol beat or tie
+// every allowed alternative, each priced at the channel count it would run
+// with: the forced count, or NCCL's reduction from MaxChannels (recomputed
+// here with a plain division).
+func TestModelChooseIsArgmin(t *testing.T) {
+	m := defaultModel()
+	for _, c := range Colls() {
+		for _, s := range [][2]int{{2, 1}, {4, 1}, {8, 1}, {8, 2}, {8, 8}, {16, 4}} {
+			for _, b := range sizes() {
+				for _, forced := range []int{0, 4} {
+					lim := Limits{MaxChannels: 4, Channels: forced}
+					got, us := m.Choose(c, s[0], s[1], b, lim)
+					for _, a := range Algos() {
+						for _, p := range proto.All() {
+							nc := forced
+							if nc == 0 {
+								nc = int(min(4, max(1, b/m.C.ChannelThresholdBytes[p])))
+							}
+							if alt, ok := m.Time(c, a, p, nc, s[0], s[1], b); ok && alt < us {
+								t.Errorf("%v %d B %v %+v: Choose = %v (%g us) but %v/%v/%dch takes %g us", c, b, s, lim, got, us, a, p, nc, alt)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestModelChooseHonoursLimits(t *testing.T) {
+	m := defaultModel()
+	cases := []struct {
+		name   string
+		c      Coll
+		nRanks int
+		nHosts int
+		bytes  int64
+		lim    Limits
+		want   Choice
+		valid  bool
+	}{
+		{"forced tree", AllReduce, 4, 1, 1 << 30, Limits{Algos: []Algo{Tree}, MaxChannels: 2}, Choice{Tree, proto.Simple, 2, 0}, true},
+		{"forced ring", AllReduce, 8, 8, 8, Limits{Algos: []Algo{Ring}, MaxChannels: 2}, Choice{Ring, proto.LL, 1, 0}, true},
+		{"forced LL128", AllReduce, 2, 1, 1 << 30, Limits{Protos: []proto.Protocol{proto.LL128}, MaxChannels: 2}, Choice{Ring, proto.LL128, 2, 0}, true},
+		{"forced Simple tiny", AllGather, 2, 1, 8, Limits{Protos: []proto.Protocol{proto.Simple}, MaxChannels: 4}, Choice{Ring, proto.Simple, 1, 0}, true},
+		{"two protos", AllReduce, 2, 1, 8, Limits{Protos: []proto.Protocol{proto.Simple, proto.LL128}, MaxChannels: 1}, Choice{Ring, proto.LL128, 1, 0}, true},
+		{"forced channels tiny", AllReduce, 2, 1, 8, Limits{MaxChannels: 2, Channels: 6}, Choice{Ring, proto.LL, 6, 0}, true},
+		{"forced channels huge", AllReduce, 2, 1, 1 << 30, Limits{MaxChannels: 8, Channels: 1}, Choice{Ring, proto.Simple, 1, 0}, true},
+		{"tree only, allgather", AllGather, 8, 8, 8, Limits{Algos: []Algo{Tree}, MaxChannels: 2}, Choice{Ring, proto.LL, 1, 0}, true},
+		{"one rank", AllReduce, 1, 1, 1 << 30, Limits{MaxChannels: 8}, Choice{Ring, proto.Simple, 1, 0}, true},
+		{"one rank forced", AllReduce, 1, 1, 8, Limits{MaxChannels: 8, Channels: 3, Protos: []proto.Protocol{proto.LL}}, Choice{Ring, proto.LL, 3, 0}, true},
+		{"no channels given", AllReduce, 2, 1, 1 << 30, Limits{}, Choice{Ring, proto.Simple, 1, 0}, true},
+		{"no protocol allowed", AllReduce, 2, 1, 8, Limits{Protos: []proto.Protocol{}, MaxChannels: 2}, Choice{Ring, proto.Simple, 1, 0}, false},
+		{"invalid shape", AllReduce, 2, 3, 8, Limits{MaxChannels: 2}, Choice{Ring, proto.Simple, 1, 0}, false},
+		{"invalid bytes", AllReduce, 2, 1, -8, Limits{MaxChannels: 2}, Choice{Ring, proto.Simple, 1, 0}, false},
+	}
+	for _, tc := range cases {
+		got, us := m.Choose(tc.c, tc.nRanks, tc.nHosts, tc.bytes, tc.lim)
+		if got != tc.want || (us >= 0) != tc.valid {
+			t.Errorf("%s: Choose = %v, %g us; want %v (valid time: %v)", tc.name, got, us, tc.want, tc.valid)
+			continue
+		}
+		if !tc.valid {
+			if us != -1 {
+				t.Errorf("%s: time %g, want -1", tc.name, us)
+			}
+			continue
+		}
+		// The time returned is the model's for the final choice.
+		if want, _ := m.Time(tc.c, got.Algo, got.Proto, got.NChannels, tc.nRanks, tc.nHosts, tc.bytes); us != want {
+			t.Errorf("%s: Choose time %g, Time of %v = %g", tc.name, us, got, want)
+		}
+	}
+}
+
+// TestModelChannelReduction follows NCCL's rule: channels drop while
+// bytes < nChannels x threshold, down to one.
+func TestModelChannelReduction(t *testing.T) {
+	m := defaultModel()
+	for _, p := range proto.All() {
+		th := m.C.ChannelThresholdBytes[p]
+		lim := Limits{Protos: []proto.Protocol{p}, MaxChannels: 8}
+		for _, tc := range []struct {
+			bytes int64
+			want  int
+		}{
+			{0, 1}, {8, 1}, {th - 1, 1}, {2*th - 1, 1}, {2 * th, 2}, {3*th + 1, 3}, {8*th - 1, 7}, {8 * th, 8}, {1 << 32, 8},
+		} {
+			got, _ := m.Choose(AllReduce, 4, 1, tc.bytes, lim)
+			if got.NChannels != tc.want || got.Proto != p {
+				t.Errorf("%v %d B (threshold %d): Choose = %v, want %d channels", p, tc.bytes, th, got, tc.want)
+			}
+		}
+	}
+	// A zero threshold never drops a channel.
+	z := defaultModel()
+	z.C.ChannelThresholdBytes = [proto.NumProtocols]int64{}
+	if got, _ := z.Choose(AllReduce, 4, 1, 8, Limits{MaxChannels: 8}); got.NChannels != 8 {
+		t.Errorf("zero threshold: Choose = %v, want 8 channels", got)
+	}
+}
+
+func TestModelPartialOverride(t *testing.T) {
+	got, err := LoadConstants("testdata/constants_partial.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := DefaultConstants()
+	want.Machine = "partial override test"
+	want.BaseLatUs[Ring][proto.LL] = 1.25
+	want.ChannelBwGBs[Inter] = 1.5
+	want.ChannelThresholdBytes[proto.Simple] = 1 << 20
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("partial override:\n got %s\nwant %s", got, want)
+	}
+	// An empty object is the defaults.
+	if got, err := ParseConstants([]byte(" {} "), "empty.json"); err != nil || !reflect.DeepEqual(got, DefaultConstants()) {
+		t.Errorf("ParseConstants({}) = %v, %v; want the defaults", got, err)
+	}
+}
+
+func TestModelLoadConstantsErrors(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{``, `x.json: want a JSON object of constants: EOF`},
+		{`[1]`, `x.json: want a JSON object of constants`},
+		{`{"cores": 2`, `x.json: want a JSON object of constants`},
+		{`{} {}`, `x.json: want a JSON object of constants: data after the object`},
+		{`{"bogus": 1}`, `x.json: bogus: unknown key (valid: base_lat_us, channel_bw_gbs, channel_threshold_bytes, cores, local_bw_gbs, local_lat_us, machine, max_channel_bw_gbs, max_host_bw_gbs, method, oversub_step_lat_us, step_lat_us, tree_bw_factor, version)`},
+		{`{"Cores": 2}`, `x.json: Cores: unknown key`},
+		{`{"cores": 2, "cores": 3}`, `x.json: cores: duplicate key`},
+		{`{"base_lat_us": {"Rung": {}}}`, `x.json: base_lat_us.Rung: unknown algorithm "Rung" (valid: Ring, Tree)`},
+		{`{"base_lat_us": {"Ring": {"LL64": 1}}}`, `x.json: base_lat_us.Ring.LL64: unknown protocol "LL64" (valid: LL, LL128, Simple)`},
+		{`{"channel_bw_gbs": {"Intre": 1}}`, `x.json: channel_bw_gbs.Intre: unknown link "Intre" (valid: Intra, Inter)`},
+		{`{"base_lat_us": {"Ring": {"LL": 1, "ll": 2}}}`, `x.json: base_lat_us.Ring.ll: duplicate of "LL"`},
+		{`{"base_lat_us": [1, 2]}`, `x.json: base_lat_us: want an object keyed by algo name (valid: Ring, Tree)`},
+		{`{"step_lat_us": {"Intra": 0.5}}`, `x.json: step_lat_us.Intra: want an object keyed by algo name`},
+		{`{"step_lat_us": {"Intra": {"Ring": {"LL": "fast"}}}}`, `x.json: step_lat_us.Intra.Ring.LL: want a number >= 0, got JSON string`},
+		{`{"tree_bw_factor": -0.5}`, `x.json: tree_bw_factor: -0.5 is out of range (valid: a finite number >= 0)`},
+		{`{"tree_bw_factor": 1e999}`, `x.json: tree_bw_factor: want a number >= 0`},
+		{`{"channel_threshold_bytes": {"LL": -5}}`, `x.json: channel_threshold_bytes.LL: -5 is out of range`},
+		{`{"max_host_bw_gbs": null}`, `x.json: max_host_bw_gbs: null is not a value`},
+		{`{"cores": 1.5}`, `x.json: cores: want an integer >= 0, got JSON number 1.5`},
+		{`{"cores": -1}`, `x.json: cores: -1 is out of range`},
+		{`{"machine": 5}`, `x.json: machine: want a string, got JSON number`},
+		{`{"version": 2}`, `x.json: version: version 2 is not supported (valid versions: 1)`},
+		{`{"channel_bw_gbs": {"Inter": 0}}`, `x.json: channel_bw_gbs.Inter: must be > 0`},
+		{`{"tree_bw_factor": 0}`, `x.json: tree_bw_factor: must be > 0`},
+		{`{"local_bw_gbs": 0}`, `x.json: local_bw_gbs: must be > 0`},
+	}
+	for _, tc := range cases {
+		_, err := ParseConstants([]byte(tc.in), "x.json")
+		var ce *ConstantsError
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || !errors.As(err, &ce) || ce.File != "x.json" {
+			t.Errorf("ParseConstants(%s) = %v; want a *ConstantsError starting %q", tc.in, err, tc.want)
+		}
+	}
+
+	_, err := LoadConstants("testdata/constants_bad_proto.json")
+	if want := `testdata/constants_bad_proto.json: step_lat_us.Intra.Ring.LL64: unknown protocol "LL64" (valid: LL, LL128, Simple)`; err == nil || err.Error() != want {
+		t.Errorf("LoadConstants(bad proto) = %v; want %s", err, want)
+	}
+	if _, err := LoadConstants("testdata/constants_missing.json"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("LoadConstants(missing) = %v; want fs.ErrNotExist", err)
+	}
+	// Validate speaks for constants built in code.
+	bad := DefaultConstants()
+	bad.StepLatUs[Inter][Tree][proto.LL128] = math.NaN()
+	if err := bad.Validate(); err == nil || !strings.HasPrefix(err.Error(), "tuning constants: step_lat_us.Inter.Tree.LL128: NaN") {
+		t.Errorf("Validate(NaN) = %v", err)
+	}
+}
