@@ -370,3 +370,22 @@ func TestMinBandwidth(t *testing.T) {
 		t.Errorf("no floor: exit %d\n%s", r.code, r.stdout)
 	}
 }
+
+// A forced tree over simulated hosts is recorded with its host count, who
+// chose what, and the model's predicted time; --algo all on a collective
+// without a tree sweeps only the ring.
+func TestRecordsTreeAndHosts(t *testing.T) {
+	_, recs, _, _ := recordRun(t, AllReduce, "-g", "4", "--ranks-per-host", "1", "-b", "1K", "-e", "4K", "-f", "2",
+		"-n", "2", "-w", "0", "--algo", "Tree")
+	for _, r := range recs {
+		if r.NHosts != 4 || r.Algorithm != "Tree" || r.ChosenAlgo != "Tree" || r.ChosenBy != "forced+model" || r.PredictedUs <= 0 || r.Wrong != 0 {
+			t.Fatalf("record %+v: want 4 hosts, a forced tree with the model's protocol and channels, a predicted time, 0 wrong", r)
+		}
+	}
+	_, recs, _, _ = recordRun(t, AllGather, "-g", "2", "-b", "1K", "-e", "1K", "-n", "2", "-w", "0", "--algo", "all")
+	for _, r := range recs {
+		if r.Algorithm != "Ring" || r.ChosenAlgo != "Ring" {
+			t.Fatalf("allgather --algo all ran %s (chosen %s), want Ring only", r.Algorithm, r.ChosenAlgo)
+		}
+	}
+}

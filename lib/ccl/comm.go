@@ -235,22 +235,23 @@ type Comm struct {
 	channels []*channel
 
 	// Owned by the calling goroutine (NCCL comms are not thread-safe either).
-	groupDepth int
-	groupTasks []task
-	groupErr   error
-	enqueued   uint64 // plans enqueued so far
-	destroyed  bool
-	last       Choice
-	kernels    map[kernelKey]*reduce.Kernel                       // PreMulSum kernels by scalar
-	opKernels  [reduce.NumDataTypes][reduce.NumOps]*reduce.Kernel // the other ops
-	ringConns  [][proto.NumProtocols]*ringConn                    // per channel: to the next rank, from the previous
-	treeConns  [][proto.NumProtocols]*prims.TreeEnds              // per channel: its tree's links
-	single     [1]task                                            // the implicit group of a call outside a group
-	lastSpin   time.Duration                                      // the last plan's spin, for Synchronize
-	inflight   []*plan                                            // enqueued plans, not yet recycled
-	freePlans  []*plan                                            // finished plans to reuse
-	ends       map[connKey]*ends                                  // this rank's view of world.conns, without the lock
-	decided    [tuning.NumColls]decidedEntry                      // the last decision per collective
+	groupDepth   int
+	groupTasks   []task
+	groupErr     error
+	enqueued     uint64 // plans enqueued so far
+	destroyed    bool
+	last         Choice
+	lastDecision decision                                           // what produced last, for its predicted time
+	kernels      map[kernelKey]*reduce.Kernel                       // PreMulSum kernels by scalar
+	opKernels    [reduce.NumDataTypes][reduce.NumOps]*reduce.Kernel // the other ops
+	ringConns    [][proto.NumProtocols]*ringConn                    // per channel: to the next rank, from the previous
+	treeConns    [][proto.NumProtocols]*prims.TreeEnds              // per channel: its tree's links
+	single       [1]task                                            // the implicit group of a call outside a group
+	lastSpin     time.Duration                                      // the last plan's spin, for Synchronize
+	inflight     []*plan                                            // enqueued plans, not yet recycled
+	freePlans    []*plan                                            // finished plans to reuse
+	ends         map[connKey]*ends                                  // this rank's view of world.conns, without the lock
+	decided      [tuning.NumColls]decidedEntry                      // the last decision per collective
 
 	// finished counts plans whose every channel is done. Written (Add) by
 	// the channel goroutine that finishes a plan last; read by Synchronize.
@@ -283,10 +284,8 @@ func InitAll(n int, cfg Config) ([]*Comm, error) {
 	w.initGeometry()
 	w.procs = runtime.GOMAXPROCS(0)
 	w.initHosts()
-	w.model = tuning.Model{C: set.model}
-	if w.model.C.Cores == 0 { // a machine fact, not a fitted constant
-		w.model.C.Cores = max(1, w.procs/w.nHosts)
-	}
+	// Every host is in this process today: they share its processors.
+	w.model = tuning.Model{C: set.model.ForOneProcess(w.procs, w.nHosts)}
 	w.table = set.table.For(n, w.nHosts)
 	w.debug = set.debug
 	for r := 0; r < n; r++ {
@@ -339,7 +338,13 @@ func (c *Comm) NHosts() int { return c.w.nHosts }
 func (c *Comm) NChannels() int { return len(c.channels) }
 
 // LastChoice reports what the stack chose for the last operation enqueued.
-func (c *Comm) LastChoice() Choice { return c.last }
+func (c *Comm) LastChoice() Choice {
+	ch := c.last
+	if _, tuned := tuneColl(ch.Coll); tuned && ch.Algo != "" {
+		ch.PredictedUs = c.predict(ch.Coll, c.lastDecision, ch.NChannels, ch.Bytes)
+	}
+	return ch
+}
 
 // Synchronize waits until every operation enqueued so far has completed, and
 // returns the error that aborted the communicators, if any.

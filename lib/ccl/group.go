@@ -156,9 +156,12 @@ func (c *Comm) planColl(t task, pl *plan) error {
 		chunkElems = max(cb/t.elt/grain*grain, grain)
 	}
 	c.last = Choice{Coll: t.coll, Algo: a.String(), Proto: p.String(), NChannels: active, Bytes: nBytes,
-		NHosts: c.w.nHosts, Source: d.source, PredictedUs: d.predicted}
+		NHosts: c.w.nHosts, Source: d.source}
+	c.lastDecision = d // LastChoice prices it only when asked
 	if c.w.debug != nil {
-		c.logChoice(c.w.debug, c.last)
+		ch := c.last
+		ch.PredictedUs = c.predict(t.coll, d, active, nBytes)
+		c.logChoice(c.w.debug, ch)
 	}
 	for ch := 0; ch < active; ch++ {
 		start, cnt := algo.ChannelPart(t.count, nCh, grain, ch)

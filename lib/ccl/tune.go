@@ -16,7 +16,18 @@ type decision struct {
 	nChannels int    // channels to split the data over (<= the communicator's)
 	buff      int    // the protocol's FIFO size in bytes
 	source    string // who decided: forced, table, model, or a mix
-	predicted float64
+}
+
+// predict is the model's time for a collective of nBytes on the nCh
+// channels that carry data (a message of a grain or two leaves the others
+// idle, whatever was decided); 0 when the model has no figure.
+func (c *Comm) predict(coll Coll, d decision, nCh int, nBytes int64) float64 {
+	tc, _ := tuneColl(coll)
+	us, ok := c.w.model.Time(tc, d.algo, d.proto, max(nCh, 1), c.w.n, c.w.nHosts, nBytes)
+	if !ok || math.IsInf(us, 0) {
+		return 0
+	}
+	return us
 }
 
 // tuneColl maps the collectives the tuner knows; ok is false for the
@@ -90,9 +101,6 @@ func (c *Comm) decide(coll Coll, nBytes int64) (decision, error) {
 	d.nChannels = min(max(d.nChannels, 1), maxCh)
 	if d.buff == 0 {
 		d.buff = s.buff[d.proto]
-	}
-	if us, ok := c.w.model.Time(tc, d.algo, d.proto, d.nChannels, c.w.n, c.w.nHosts, nBytes); ok && !math.IsInf(us, 0) {
-		d.predicted = us
 	}
 	c.decided[tc] = decidedEntry{valid: true, bytes: nBytes, d: d}
 	return d, nil

@@ -103,7 +103,7 @@ func (m *Model) Estimate(c Coll, a Algo, p proto.Protocol, nCh, nRanks, nHosts i
 
 	over := 0.0
 	if k.Cores > 0 {
-		over = k.OversubStepLatUs[p] * max(0, float64(perHost*nCh)/float64(k.Cores)-1)
+		over = k.OversubStepLatUs[p] * max(0, float64(perHost*nCh)/k.Cores-1)
 	}
 	intra, inter := hops(c, a, nRanks, nHosts, perHost)
 	lat := k.BaseLatUs[a][p] +
@@ -126,7 +126,7 @@ func (m *Model) Estimate(c Coll, a Algo, p proto.Protocol, nCh, nRanks, nHosts i
 	// Channels are goroutines: those beyond a core each add nothing.
 	channels := float64(nCh)
 	if k.Cores > 0 {
-		channels = min(channels, float64(k.Cores)/float64(perHost))
+		channels = min(channels, k.Cores/float64(perHost))
 	}
 	busBw := channels * perCh
 	if k.MaxHostBwGBs > 0 {

@@ -1,0 +1,212 @@
+// Package tuner turns measurements into tuning decisions: it fits the
+// built-in cost model's constants and (issue 5) per-configuration models,
+// thresholds and tables. Its functions are pure over records; cmd/tune is
+// the I/O shell around them.
+package tuner
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"gonum.org/v1/gonum/optimize"
+
+	"github.com/gccl/gccl/lib/proto"
+	"github.com/gccl/gccl/lib/tuning"
+	"github.com/gccl/gccl/results"
+)
+
+// Point is one measured operation of a forced configuration.
+type Point struct {
+	Coll           tuning.Coll
+	Algo           tuning.Algo
+	Proto          proto.Protocol
+	NCh            int // channels that carried data
+	ReqCh          int // channels asked for (the forced configuration)
+	NRanks, NHosts int
+	Bytes          int64
+	Us             float64 // measured time (the median when recorded)
+	Source         string  // file:line or a label, for reports
+}
+
+// PointsFromRecords keeps the out-of-place records of forced
+// configurations (algorithm, protocol and channels all set) of the
+// collectives the model knows, and says how many it skipped.
+func PointsFromRecords(recs []results.Record) (pts []Point, skipped int) {
+	for _, r := range recs {
+		c, err1 := tuning.ParseColl(r.Collective)
+		a, err2 := tuning.ParseAlgo(r.Algorithm)
+		p, err3 := proto.Parse(r.Protocol)
+		if err1 != nil || err2 != nil || err3 != nil || r.Channels < 1 || r.Placement != results.OutOfPlace || r.NRanks < 1 {
+			skipped++
+			continue
+		}
+		us := r.MedianUs
+		if us <= 0 {
+			us = r.TimeUs
+		}
+		if us <= 0 {
+			skipped++
+			continue
+		}
+		// The channels that carried data: a small message on a grain or
+		// two leaves the others idle, whatever was asked.
+		nch := r.Channels
+		if r.ChosenCh > 0 {
+			nch = r.ChosenCh
+		}
+		pts = append(pts, Point{Coll: c, Algo: a, Proto: p, NCh: nch, ReqCh: r.Channels, NRanks: r.NRanks,
+			NHosts: max(r.NHosts, 1), Bytes: r.Size, Us: us, Source: r.Source})
+	}
+	return pts, skipped
+}
+
+// knob is one fitted constant: where it lives in Constants.
+type knob struct {
+	name string
+	ptrs func(c *tuning.Constants) []*float64 // tied values move together
+}
+
+// knobs lists what FitConstants fits. Intra and inter links share their
+// figures: every transport measured so far is the in-process one.
+func knobs() []knob {
+	var ks []knob
+	for _, a := range tuning.Algos() {
+		for _, p := range proto.All() {
+			ks = append(ks, knob{fmt.Sprintf("base_lat_us.%s.%s", a, p), func(c *tuning.Constants) []*float64 {
+				return []*float64{&c.BaseLatUs[a][p]}
+			}})
+			ks = append(ks, knob{fmt.Sprintf("step_lat_us.*.%s.%s", a, p), func(c *tuning.Constants) []*float64 {
+				return []*float64{&c.StepLatUs[tuning.Intra][a][p], &c.StepLatUs[tuning.Inter][a][p]}
+			}})
+			if p != proto.Simple {
+				ks = append(ks, knob{fmt.Sprintf("max_channel_bw_gbs.%s.%s", a, p), func(c *tuning.Constants) []*float64 {
+					return []*float64{&c.MaxChannelBwGBs[a][p]}
+				}})
+			}
+		}
+	}
+	for _, p := range proto.All() {
+		ks = append(ks, knob{fmt.Sprintf("oversub_step_lat_us.%s", p), func(c *tuning.Constants) []*float64 {
+			return []*float64{&c.OversubStepLatUs[p]}
+		}})
+	}
+	ks = append(ks,
+		knob{"channel_bw_gbs.*", func(c *tuning.Constants) []*float64 {
+			return []*float64{&c.ChannelBwGBs[tuning.Intra], &c.ChannelBwGBs[tuning.Inter]}
+		}},
+		knob{"max_host_bw_gbs", func(c *tuning.Constants) []*float64 { return []*float64{&c.MaxHostBwGBs} }},
+		knob{"tree_bw_factor", func(c *tuning.Constants) []*float64 { return []*float64{&c.TreeBwFactor} }},
+	)
+	return ks
+}
+
+// FitReport describes how well fitted constants predict the points.
+type FitReport struct {
+	Points       int
+	MedianRelErr float64 // median of |predicted/measured - 1|
+	MaxRelErr    float64
+	Worst        Point   // the point of MaxRelErr
+	WorstPred    float64 // its predicted time
+	Evaluations  int
+}
+
+// Predict is the model's time for p under constants c, as the stack would
+// use them in one process of procs processors.
+func Predict(c tuning.Constants, procs int, p Point) (float64, bool) {
+	m := tuning.Model{C: c.ForOneProcess(procs, p.NHosts)}
+	return m.Time(p.Coll, p.Algo, p.Proto, p.NCh, p.NRanks, p.NHosts, p.Bytes)
+}
+
+// Evaluate reports the relative errors of constants c on pts.
+func Evaluate(c tuning.Constants, procs int, pts []Point) FitReport {
+	rep := FitReport{Points: len(pts)}
+	errs := make([]float64, 0, len(pts))
+	for _, p := range pts {
+		pred, ok := Predict(c, procs, p)
+		e := math.Inf(1)
+		if ok {
+			e = math.Abs(pred/p.Us - 1)
+		}
+		errs = append(errs, e)
+		if e > rep.MaxRelErr || len(errs) == 1 {
+			rep.MaxRelErr, rep.Worst, rep.WorstPred = e, p, pred
+		}
+	}
+	rep.MedianRelErr = median(errs)
+	return rep
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if n := len(s); n%2 == 1 {
+		return s[n/2]
+	} else {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+}
+
+// FitConstants fits the model's latencies and bandwidths (see knobs) to
+// the points, starting from start, by Nelder-Mead over the logarithms of
+// the constants (they stay positive) minimising the sum of squared log
+// ratios predicted/measured: relative error, so 8 B and 64 MiB weigh the
+// same. procs is the processor count of the process that measured. The
+// fitted constants keep start's other fields.
+func FitConstants(start tuning.Constants, procs int, pts []Point) (tuning.Constants, FitReport, error) {
+	if len(pts) == 0 {
+		return start, FitReport{}, fmt.Errorf("tuner: no forced-configuration points to fit (need records with algorithm, protocol and channels set)")
+	}
+	ks := knobs()
+	x0 := make([]float64, len(ks))
+	for i, k := range ks {
+		v := *k.ptrs(&start)[0]
+		if v <= 0 {
+			v = 1
+		}
+		x0[i] = math.Log(v)
+	}
+	apply := func(x []float64) tuning.Constants {
+		c := start
+		for i, k := range ks {
+			for _, p := range k.ptrs(&c) {
+				*p = math.Exp(x[i])
+			}
+		}
+		return c
+	}
+	loss := func(x []float64) float64 {
+		c := apply(x)
+		sum := 0.0
+		for _, p := range pts {
+			pred, ok := Predict(c, procs, p)
+			if !ok || pred <= 0 {
+				return math.Inf(1)
+			}
+			l := math.Log(pred / p.Us)
+			sum += l * l
+		}
+		return sum
+	}
+	evals := 0
+	x := x0
+	// Restarts shake Nelder-Mead out of a collapsed simplex.
+	for round := 0; round < 4; round++ {
+		res, err := optimize.Minimize(optimize.Problem{Func: loss}, x, &optimize.Settings{FuncEvaluations: 20000}, &optimize.NelderMead{})
+		if res == nil {
+			return start, FitReport{}, fmt.Errorf("tuner: fit failed: %v", err)
+		}
+		evals += res.Stats.FuncEvaluations
+		x = res.X
+	}
+	c := apply(x)
+	if err := c.Validate(); err != nil {
+		return start, FitReport{}, fmt.Errorf("tuner: fitted constants are invalid: %w", err)
+	}
+	rep := Evaluate(c, procs, pts)
+	rep.Evaluations = evals
+	return c, rep, nil
+}

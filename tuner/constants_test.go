@@ -1,0 +1,117 @@
+package tuner
+
+import (
+	"math"
+	"testing"
+
+	"github.com/gccl/gccl/lib/proto"
+	"github.com/gccl/gccl/lib/tuning"
+	"github.com/gccl/gccl/results"
+)
+
+// synthetic returns the points truth predicts for allreduce over the
+// shapes and configurations of docs/data/tuning_sweep.sh.
+func synthetic(truth tuning.Constants, procs int) []Point {
+	var pts []Point
+	for _, n := range []int{2, 4, 8} {
+		for _, per := range []int{1, 2} {
+			hosts := n / per
+			for _, a := range tuning.Algos() {
+				for _, p := range proto.All() {
+					for nch := 1; nch <= 2; nch++ {
+						for b := int64(8); b <= 32<<20; b *= 4 {
+							pt := Point{Coll: tuning.AllReduce, Algo: a, Proto: p, NCh: nch, ReqCh: nch, NRanks: n, NHosts: hosts, Bytes: b}
+							us, ok := Predict(truth, procs, pt)
+							if !ok {
+								panic("truth gives no time")
+							}
+							pt.Us = us
+							pts = append(pts, pt)
+						}
+					}
+				}
+			}
+		}
+	}
+	return pts
+}
+
+// The fit recovers the times of known constants from the defaults.
+func TestFitConstantsRecoversSyntheticTruth(t *testing.T) {
+	truth := tuning.DefaultConstants()
+	truth.BaseLatUs[tuning.Ring][proto.LL] *= 2
+	truth.StepLatUs[tuning.Intra][tuning.Tree][proto.Simple] *= 1.5
+	truth.StepLatUs[tuning.Inter][tuning.Tree][proto.Simple] *= 1.5
+	truth.ChannelBwGBs[tuning.Intra] *= 0.6
+	truth.ChannelBwGBs[tuning.Inter] *= 0.6
+	truth.TreeBwFactor = 0.7
+	pts := synthetic(truth, 2)
+	start := tuning.DefaultConstants()
+	before := Evaluate(start, 2, pts)
+	fitted, rep, err := FitConstants(start, 2, pts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.MedianRelErr > 0.02 || rep.MedianRelErr > before.MedianRelErr/5 {
+		t.Fatalf("fit left median relative error %.2f%% (max %.1f%%), from %.1f%% at the start", 100*rep.MedianRelErr, 100*rep.MaxRelErr, 100*before.MedianRelErr)
+	}
+	if err := fitted.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFitConstantsNeedsPoints(t *testing.T) {
+	if _, _, err := FitConstants(tuning.DefaultConstants(), 2, nil); err == nil {
+		t.Fatal("fitting no points should fail")
+	}
+}
+
+func TestPointsFromRecords(t *testing.T) {
+	base := results.Record{Collective: "allreduce", Algorithm: "Tree", Protocol: "LL", Channels: 2, ChosenCh: 1,
+		Placement: results.OutOfPlace, NRanks: 4, NHosts: 2, Size: 64, TimeUs: 10, MedianUs: 9}
+	auto := base
+	auto.Algorithm = "auto"
+	inPlace := base
+	inPlace.Placement = results.InPlace
+	noCh := base
+	noCh.Channels = 0
+	alltoall := base
+	alltoall.Collective = "alltoall"
+	noMedian := base
+	noMedian.MedianUs = 0
+	pts, skipped := PointsFromRecords([]results.Record{base, auto, inPlace, noCh, alltoall, noMedian})
+	if skipped != 4 || len(pts) != 2 {
+		t.Fatalf("kept %d, skipped %d: want 2 kept (forced, out of place, known collective), 4 skipped", len(pts), skipped)
+	}
+	p := pts[0]
+	if p.Algo != tuning.Tree || p.Proto != proto.LL || p.NCh != 1 || p.ReqCh != 2 || p.NHosts != 2 || p.Us != 9 {
+		t.Fatalf("point %+v: want Tree/LL, 1 channel carrying data of 2 asked, 2 hosts, the median 9 us", p)
+	}
+	if pts[1].Us != 10 {
+		t.Fatalf("without a median the mean time is used: got %v", pts[1].Us)
+	}
+}
+
+// The model's pick is compared with the measured best at every size.
+func TestCompareChoices(t *testing.T) {
+	c := tuning.DefaultConstants()
+	pts := synthetic(c, 2)
+	rows := CompareChoices(c, 2, pts)
+	if len(rows) != 3*2*12 {
+		t.Fatalf("%d rows, want one per (shape, size): 72", len(rows))
+	}
+	for _, r := range rows {
+		if math.IsNaN(r.ModelUs) {
+			t.Fatalf("%+v: the model's pick was not among the measured configurations", r)
+		}
+		if r.Regret() < -1e-9 {
+			t.Fatalf("%+v: negative regret", r)
+		}
+		// The data are the model's own times: the pick's measured time is
+		// its prediction. (It need not be the fastest: NCCL's channel rule
+		// keeps channels above a per-channel threshold whatever they cost.)
+		if math.Abs(r.ModelUs-r.PredictedUs) > 1e-9*r.ModelUs {
+			t.Fatalf("%+v: measured %v for the pick, predicted %v", r, r.ModelUs, r.PredictedUs)
+		}
+	}
+}
