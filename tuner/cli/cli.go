@@ -269,6 +269,7 @@ func choices(args []string, stdout, stderr io.Writer) int {
 			cfgString(r.Model), fmt.Sprintf("%.1f", r.PredictedUs), fmt.Sprintf("%.1f", r.ModelUs), regret})
 	}
 	t.Render()
+	writeSwitches(stdout, rows)
 	rep := tuner.Evaluate(c, p, pts)
 	fmt.Fprintf(stdout, "model picks: geomean regret %.1f%%, max %.0f%% over %d sizes\n", 100*(math.Exp(logSum/float64(max(n, 1)))-1), 100*worst, n)
 	fmt.Fprintf(stdout, "model time vs measured over all %d points: median relative error %.1f%%, max %.0f%%\n", rep.Points, 100*rep.MedianRelErr, 100*rep.MaxRelErr)
@@ -276,3 +277,53 @@ func choices(args []string, stdout, stderr io.Writer) int {
 }
 
 func cfgString(c tuner.Config) string { return fmt.Sprintf("%s/%s/%dch", c.Algo, c.Proto, c.NCh) }
+
+// writeSwitches prints, per shape, the size ranges over which the model's
+// pick and the fastest measured configuration stay the same: where each
+// switches algorithm, protocol or channels.
+func writeSwitches(w io.Writer, rows []tuner.ChoiceRow) {
+	t := table.NewWriter()
+	t.SetOutputMirror(w)
+	t.SetStyle(table.StyleLight)
+	t.AppendHeader(table.Row{"coll", "ranks", "hosts", "model picks", "fastest measured"})
+	for i := 0; i < len(rows); {
+		j := i
+		for j < len(rows) && rows[j].Coll == rows[i].Coll && rows[j].NRanks == rows[i].NRanks && rows[j].NHosts == rows[i].NHosts {
+			j++
+		}
+		group := rows[i:j]
+		model := segments(group, func(r tuner.ChoiceRow) string { return cfgString(r.Model) })
+		best := segments(group, func(r tuner.ChoiceRow) string { return cfgString(r.Best) })
+		t.AppendRow(table.Row{rows[i].Coll, rows[i].NRanks, rows[i].NHosts, model, best})
+		i = j
+	}
+	t.Render()
+}
+
+// segments merges consecutive sizes with the same label into ranges, one
+// per line: "8-512: Ring/LL/1ch".
+func segments(rows []tuner.ChoiceRow, label func(tuner.ChoiceRow) string) string {
+	var out string
+	for i := 0; i < len(rows); {
+		j := i
+		for j+1 < len(rows) && label(rows[j+1]) == label(rows[i]) {
+			j++
+		}
+		if out != "" {
+			out += "\n"
+		}
+		out += fmt.Sprintf("%s-%s: %s", sizeName(rows[i].Bytes), sizeName(rows[j].Bytes), label(rows[i]))
+		i = j + 1
+	}
+	return out
+}
+
+func sizeName(b int64) string {
+	switch {
+	case b >= 1<<20 && b%(1<<20) == 0:
+		return fmt.Sprintf("%dM", b>>20)
+	case b >= 1<<10 && b%(1<<10) == 0:
+		return fmt.Sprintf("%dK", b>>10)
+	}
+	return fmt.Sprint(b)
+}
