@@ -9,6 +9,7 @@ import (
 
 	"github.com/gccl/gccl/lib/ccl"
 	"github.com/gccl/gccl/lib/reduce"
+	"github.com/gccl/gccl/results"
 )
 
 // Comm is what the harness needs of one rank of a backend. The embedded
@@ -57,7 +58,7 @@ func (c RunConfig) Label() string {
 		add("nchannels", "auto")
 	}
 	if c.BuffSize > 0 {
-		add("buffsize", sizeLabel(c.BuffSize))
+		add("buffsize", results.SizeLabel(c.BuffSize))
 	} else {
 		add("buffsize", "default")
 	}
@@ -69,18 +70,6 @@ func orAuto(s string) string {
 		return "auto"
 	}
 	return s
-}
-
-func sizeLabel(n int64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%dG", n>>30)
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%dM", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%dK", n>>10)
-	}
-	return fmt.Sprint(n)
 }
 
 // Backend creates the ranks of this process.

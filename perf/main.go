@@ -254,7 +254,7 @@ func (e *engine) printHeader() {
 	}
 	if o.MemReport != 0 {
 		per := 2 * (o.MaxBytes + int64(o.Unalign)*8)
-		fmt.Fprintf(e.out, "# %-20s : buffers %s per rank | Total %s\n", "Host memory usage", sizeLabel(per), sizeLabel(per*int64(e.n)))
+		fmt.Fprintf(e.out, "# %-20s : buffers %s per rank | Total %s\n", "Host memory usage", results.SizeLabel(per), results.SizeLabel(per*int64(e.n)))
 	}
 }
 

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"fmt"
 	"path"
 	"strings"
 )
@@ -109,4 +110,18 @@ func normalizeOp(t ncclTest, redop string) string {
 		return "none"
 	}
 	return redop
+}
+
+// SizeLabel writes a byte count the way sizes are given on command lines:
+// 4M, 512K, 1G when it divides evenly, else the plain number.
+func SizeLabel(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%dG", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%dM", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%dK", n>>10)
+	}
+	return fmt.Sprint(n)
 }

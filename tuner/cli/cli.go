@@ -312,18 +312,8 @@ func segments(rows []tuner.ChoiceRow, label func(tuner.ChoiceRow) string) string
 		if out != "" {
 			out += "\n"
 		}
-		out += fmt.Sprintf("%s-%s: %s", sizeName(rows[i].Bytes), sizeName(rows[j].Bytes), label(rows[i]))
+		out += fmt.Sprintf("%s-%s: %s", results.SizeLabel(rows[i].Bytes), results.SizeLabel(rows[j].Bytes), label(rows[i]))
 		i = j + 1
 	}
 	return out
-}
-
-func sizeName(b int64) string {
-	switch {
-	case b >= 1<<20 && b%(1<<20) == 0:
-		return fmt.Sprintf("%dM", b>>20)
-	case b >= 1<<10 && b%(1<<10) == 0:
-		return fmt.Sprintf("%dK", b>>10)
-	}
-	return fmt.Sprint(b)
 }

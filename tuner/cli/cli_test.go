@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gccl/gccl/lib/tuning"
+)
+
+const sweep = "../../docs/data/tuning/pass2_n2_per1.jsonl"
+
+func runCLI(args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = Run(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+func TestConstantsWritesALoadableFile(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "c.json")
+	code, stdout, stderr := runCLI("constants", "-o", out, sweep)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, w := range []string{"points", "fitted: median relative error", "wrote " + out} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("output lacks %q:\n%s", w, stdout)
+		}
+	}
+	c, err := tuning.LoadConstants(out)
+	if err != nil {
+		t.Fatalf("the written constants do not load: %v", err)
+	}
+	if !strings.Contains(c.Method, "tune constants") || !strings.Contains(c.Machine, "2 cores") {
+		t.Errorf("machine %q / method %q do not say where and how", c.Machine, c.Method)
+	}
+}
+
+func TestChoicesReportsRegretAndSwitches(t *testing.T) {
+	code, stdout, stderr := runCLI("choices", sweep)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, w := range []string{"FASTEST MEASURED", "MODEL PICKS", "geomean regret", "median relative error", "8-"} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("output lacks %q:\n%s", w, stdout)
+		}
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	auto := filepath.Join(dir, "auto.jsonl")
+	// One record of an automatic configuration: nothing to fit.
+	rec := `{"schema":1,"tool":"gccl","timestamp":"2026-11-21T00:00:00Z","backend":"embedded","nranks":2,"collective":"allreduce","type":"float","op":"sum","root":-1,"algorithm":"auto","protocol":"auto","channels":0,"placement":"out-of-place","size":8,"count":2,"iterations":1,"time_us":2,"algbw_gbps":0,"busbw_gbps":0,"wrong":0}` + "\n"
+	if err := os.WriteFile(auto, []byte(rec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"constants"}, "no input files"},
+		{[]string{"constants", filepath.Join(dir, "missing.jsonl")}, "missing.jsonl"},
+		{[]string{"constants", auto}, "forced configuration"},
+		{[]string{"choices", auto}, "forced configuration"},
+		{[]string{"choices", "--model", filepath.Join(dir, "none.json"), sweep}, "none.json"},
+	}
+	for _, c := range cases {
+		code, _, stderr := runCLI(c.args...)
+		if code != exitBad || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d mentioning %q", c.args, code, stderr, exitBad, c.want)
+		}
+	}
+}
