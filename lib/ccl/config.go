@@ -297,18 +297,18 @@ func (c Config) validate() (settings, error) {
 	s.table = c.Tuning
 	if s.table == nil && c.TuningFile != "" {
 		if s.table, err = tuning.LoadTable(c.TuningFile); err != nil {
-			return s, fmt.Errorf("ccl: tuning table: %w", err)
+			return s, fmt.Errorf("ccl: Config.TuningFile (GCCL_TUNING_FILE): %w", err)
 		}
 	}
 	if s.table != nil {
 		if err := s.table.Validate(); err != nil {
-			return s, fmt.Errorf("ccl: tuning table: %w", err)
+			return s, fmt.Errorf("ccl: Config.Tuning: %w", err)
 		}
 	}
 	s.model = tuning.DefaultConstants()
 	if c.ModelFile != "" {
 		if s.model, err = tuning.LoadConstants(c.ModelFile); err != nil {
-			return s, fmt.Errorf("ccl: cost model: %w", err)
+			return s, fmt.Errorf("ccl: Config.ModelFile (GCCL_MODEL_FILE): %w", err)
 		}
 	}
 	s.timeout = c.Timeout

@@ -125,7 +125,7 @@ func TestTuningFileErrors(t *testing.T) {
 		{Config{TuningFile: write("overlap.json", `{"version": 1, "rules": [
   {"coll": "allreduce", "bytes": [0, 100], "algo": "Ring", "proto": "LL"},
   {"coll": "allreduce", "bytes": [50, 200], "algo": "Ring", "proto": "LL"}]}`)}, []string{"overlap.json:3", "rule 2", "rule 1"}},
-		{Config{ModelFile: write("model.json", `{"base_lat_us": {"Ring": {"LL64": 1}}}`)}, []string{"cost model", "model.json", "LL64"}},
+		{Config{ModelFile: write("model.json", `{"base_lat_us": {"Ring": {"LL64": 1}}}`)}, []string{"GCCL_MODEL_FILE", "model.json", "LL64"}},
 		{Config{Debug: "LOUD"}, []string{"Debug", "LOUD", "INFO"}},
 		{Config{RanksPerHost: -1}, []string{"RanksPerHost", "-1"}},
 	}
