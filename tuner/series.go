@@ -1,0 +1,157 @@
+package tuner
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/gccl/gccl/results"
+)
+
+// Shape is what a tuning decision is made for: a collective on a
+// communicator of NRanks ranks over NHosts hosts.
+type Shape struct {
+	Coll   string // results' collective name: allreduce, allgather, ...
+	NRanks int
+	NHosts int
+}
+
+func (s Shape) String() string { return fmt.Sprintf("%s %d ranks/%d hosts", s.Coll, s.NRanks, s.NHosts) }
+
+// Key is one measured configuration of one shape. Algo and Proto are as
+// recorded ("Ring", "Tree", "LL", "LL128", "Simple"), or "auto" for a run
+// that left the choice to the stack (NCCL's or gccl's default); NCh 0 and
+// BuffSize 0 are "auto"/default too.
+type Key struct {
+	Shape
+	Algo, Proto string
+	NCh         int
+	BuffSize    int64
+}
+
+// Auto reports whether the configuration is the stack's own choice.
+func (k Key) Auto() bool { return k.Algo == "auto" && k.Proto == "auto" && k.NCh == 0 && k.BuffSize == 0 }
+
+// Config names the configuration: "Ring/Simple/2ch", "Tree/LL/auto-ch",
+// "auto", with "/buff=4M" when a buffer size was set.
+func (k Key) Config() string {
+	if k.Auto() {
+		return "auto"
+	}
+	ch := "auto-ch"
+	if k.NCh > 0 {
+		ch = fmt.Sprintf("%dch", k.NCh)
+	}
+	s := fmt.Sprintf("%s/%s/%s", k.Algo, k.Proto, ch)
+	if k.BuffSize > 0 {
+		s += "/buff=" + results.SizeLabel(k.BuffSize)
+	}
+	return s
+}
+
+// Sample is one size of one configuration: the median time and the times
+// it was taken from (per-iteration times when recorded, else one time per
+// record; several records of the same size and key are pooled).
+type Sample struct {
+	Bytes   int64
+	Us      float64   // median of Times
+	Times   []float64 // the samples, us
+	Sources []string  // where the records came from (file:line when known)
+}
+
+// Series is the measurements of one configuration, by increasing size.
+type Series struct {
+	Key     Key
+	Samples []Sample
+}
+
+// KeyOf returns the key of a record. Names are canonicalised ("ring" ->
+// "Ring", "" -> "auto").
+func KeyOf(r results.Record) Key {
+	return Key{
+		Shape: Shape{Coll: r.Collective, NRanks: r.NRanks, NHosts: max(r.NHosts, 1)},
+		Algo:  canonical(r.Algorithm, []string{"Ring", "Tree"}),
+		Proto: canonical(r.Protocol, []string{"LL", "LL128", "Simple"}),
+		NCh:   r.Channels, BuffSize: r.BuffSize,
+	}
+}
+
+func canonical(s string, names []string) string {
+	t := strings.TrimSpace(s)
+	if t == "" || strings.EqualFold(t, "auto") {
+		return "auto"
+	}
+	for _, n := range names {
+		if strings.EqualFold(t, n) {
+			return n
+		}
+	}
+	return t
+}
+
+// Collect groups out-of-place records into series, one per key, pooling
+// records of the same key and size. Records with no time are skipped.
+func Collect(recs []results.Record) []Series {
+	type sk struct {
+		k Key
+		b int64
+	}
+	pooled := map[sk]*Sample{}
+	for _, r := range recs {
+		if r.Placement != results.OutOfPlace {
+			continue
+		}
+		times := r.IterTimesUs
+		if len(times) == 0 {
+			t := r.MedianUs
+			if t <= 0 {
+				t = r.TimeUs
+			}
+			if t <= 0 || math.IsNaN(t) {
+				continue
+			}
+			times = []float64{t}
+		}
+		k := sk{KeyOf(r), r.Size}
+		s := pooled[k]
+		if s == nil {
+			s = &Sample{Bytes: r.Size}
+			pooled[k] = s
+		}
+		s.Times = append(s.Times, times...)
+		if r.Source != "" {
+			s.Sources = append(s.Sources, r.Source)
+		}
+	}
+	byKey := map[Key]*Series{}
+	for k, s := range pooled {
+		s.Us = median(s.Times)
+		se := byKey[k.k]
+		if se == nil {
+			se = &Series{Key: k.k}
+			byKey[k.k] = se
+		}
+		se.Samples = append(se.Samples, *s)
+	}
+	out := make([]Series, 0, len(byKey))
+	for _, se := range byKey {
+		sort.Slice(se.Samples, func(i, j int) bool { return se.Samples[i].Bytes < se.Samples[j].Bytes })
+		out = append(out, *se)
+	}
+	sort.Slice(out, func(i, j int) bool { return keyLess(out[i].Key, out[j].Key) })
+	return out
+}
+
+func keyLess(a, b Key) bool {
+	if a.Coll != b.Coll {
+		return a.Coll < b.Coll
+	}
+	if a.NRanks != b.NRanks {
+		return a.NRanks < b.NRanks
+	}
+	if a.NHosts != b.NHosts {
+		return a.NHosts < b.NHosts
+	}
+	return a.Config() < b.Config()
+}
