@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/perf/benchmath"
+
 	"github.com/gccl/gccl/lib/ccl"
 	"github.com/gccl/gccl/lib/exact"
 	"github.com/gccl/gccl/lib/reduce"
@@ -32,6 +34,7 @@ type measurement struct {
 	bitdiff int64
 	iter    *iterStats
 	iters   []float64 // per-iteration times in us (max over threads), when recorded
+	stop    string    // with --precision: "precision" or "time-cap"
 	chosen  ccl.Choice
 }
 
@@ -155,11 +158,12 @@ type threadResult struct {
 
 // timeThread is nccl-tests' BenchTime for one thread: warmup, one untimed
 // operation and a barrier, then -n timed iterations of -m operations.
-func (r *runner) timeThread(th int, p point, inPlace bool, seed uint64) threadResult {
+// Later batches of an adaptive measurement (--precision) skip the warmup.
+func (r *runner) timeThread(th int, p point, inPlace bool, seed uint64, warm bool) threadResult {
 	cs := r.threadComms(th)
 	o := r.o
 	fail := func(err error) threadResult { return threadResult{err: err} }
-	for i := 0; i < o.Warmup; i++ {
+	for i := 0; warm && i < o.Warmup; i++ {
 		if err := r.start(cs, p, inPlace, i); err != nil {
 			return fail(err)
 		}
@@ -223,32 +227,50 @@ func (r *runner) measure(p point, inPlace bool) (measurement, error) {
 		return measurement{}, usagef("--check-timed with -m %d needs %d slots of %d bytes per buffer, but only %d fit in -e %d: lower -m or raise -e",
 			o.AggIters, o.AggIters, r.slotBytes(p), r.fit(p), o.MaxBytes)
 	}
-	results := make([]threadResult, o.Threads)
-	var wg sync.WaitGroup
-	for th := 0; th < o.Threads; th++ {
-		wg.Add(1)
-		go func(th int) {
-			defer wg.Done()
-			results[th] = r.timeThread(th, p, inPlace, seed)
-		}(th)
-	}
-	wg.Wait()
 	var m measurement
 	var secs []float64
 	var checkedWrong int64
-	for _, res := range results {
-		if res.err != nil {
-			return m, res.err
+	began := time.Now()
+	for batch := 0; ; batch++ {
+		results := make([]threadResult, o.Threads)
+		var wg sync.WaitGroup
+		for th := 0; th < o.Threads; th++ {
+			wg.Add(1)
+			go func(th int) {
+				defer wg.Done()
+				results[th] = r.timeThread(th, p, inPlace, seed, batch == 0)
+			}(th)
 		}
-		secs = append(secs, res.sec)
-		checkedWrong += res.wrong
+		wg.Wait()
+		secs = secs[:0]
+		for _, res := range results {
+			if res.err != nil {
+				return m, res.err
+			}
+			secs = append(secs, res.sec)
+			checkedWrong += res.wrong
+		}
+		if o.PerIter != 0 || o.CheckTimed {
+			m.iters = append(m.iters, maxOverThreads(results)...)
+		}
+		if o.Precision <= 0 {
+			m.timeUs = combine(secs, o.Average) * 1e6
+			break
+		}
+		// Adaptive: the time is the mean of every iteration's slowest
+		// thread, over all batches.
+		m.timeUs = mean(m.iters)
+		if medianWithin(m.iters, o.Precision) {
+			m.stop = "precision"
+			break
+		}
+		if time.Since(began) >= o.MaxTime {
+			m.stop = "time-cap"
+			break
+		}
 	}
-	m.timeUs = combine(secs, o.Average) * 1e6
-	if o.PerIter != 0 || o.CheckTimed {
-		m.iters = maxOverThreads(results)
-		if o.PerIter != 0 {
-			m.iter = stats(m.iters)
-		}
+	if o.PerIter != 0 {
+		m.iter = stats(m.iters)
 	}
 	m.chosen = r.comms[0].LastChoice()
 
@@ -468,4 +490,26 @@ func (b *barrier) wait() {
 	for gen == b.gen {
 		b.cond.Wait()
 	}
+}
+
+func mean(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(max(len(v), 1))
+}
+
+// medianWithin reports whether the 95% confidence interval of the median
+// of us (order statistics, no assumption on the distribution: benchstat's
+// method) lies within precision of the median on both sides.
+func medianWithin(us []float64, precision float64) bool {
+	if len(us) < 6 { // fewer samples cannot bound a 95% interval
+		return false
+	}
+	s := benchmath.AssumeNothing.Summary(benchmath.NewSample(us, &benchmath.DefaultThresholds), 0.95)
+	if s.Center <= 0 || math.IsInf(s.Lo, 0) || math.IsInf(s.Hi, 0) {
+		return false
+	}
+	return s.Center-s.Lo <= precision*s.Center && s.Hi-s.Center <= precision*s.Center
 }

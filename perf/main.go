@@ -161,6 +161,10 @@ func (e *engine) runPoint(r *runner, rc RunConfig, p point) error {
 	var row strings.Builder
 	row.WriteString(rowPreamble(p.bytes, int64(p.param), p.dt.String(), opName(e.t, p.op.String()), p.root))
 	for _, inPlace := range []bool{false, true} {
+		if inPlace && e.o.OutOfPlaceOnly {
+			fmt.Fprintf(&row, "  %7s  %6s  %6s  %6s", "-", "-", "-", "-")
+			break
+		}
 		m, err := r.measure(p, inPlace)
 		if err != nil {
 			return err
@@ -199,7 +203,7 @@ func (e *engine) record(rc RunConfig, p point, inPlace bool, m measurement, algB
 		ChosenAlgo: m.chosen.Algo, ChosenProto: m.chosen.Proto, ChosenCh: m.chosen.NChannels,
 		ChosenBy: m.chosen.Source, PredictedUs: m.chosen.PredictedUs,
 		Placement: place, Size: p.bytes, Count: int64(p.param),
-		Iterations: e.o.Iters, AggIters: e.o.AggIters, TimeUs: m.timeUs,
+		Iterations: e.o.Iters, AggIters: e.o.AggIters, TimeUs: m.timeUs, StopReason: m.stop,
 		AlgBw: algBw, BusBw: busBw, Wrong: m.wrong, RefCopyGBps: e.refCopy,
 		Env: results.FilterEnv(os.Environ()),
 	}
@@ -210,6 +214,7 @@ func (e *engine) record(rc RunConfig, p point, inPlace bool, m measurement, algB
 	if m.iter != nil {
 		r.MedianUs, r.MinUs, r.MaxUs, r.P99Us = m.iter.medUs, m.iter.minUs, m.iter.maxUs, m.iter.p99Us
 		r.IterTimesUs = m.iters
+		r.Iterations = len(m.iters)
 	}
 	return r
 }

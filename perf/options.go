@@ -71,11 +71,20 @@ type Options struct {
 	Channels   []int    // --nchannels
 	BuffSizes  []int64  // --buffsize
 	CheckTimed bool     // --check-timed
-	Out        string   // --out FILE.jsonl
-	CSV        string   // --csv FILE
-	Force      bool     // --force: overwrite result files
-	Backend    string   // --backend
-	Plot       string   // --plot (a later issue)
+	// Precision > 0 repeats batches of -n timed iterations until the 95%
+	// confidence interval of the median iteration time lies within
+	// Precision of the median, or MaxTime has been spent on the point
+	// (--precision, --max-time).
+	Precision float64
+	MaxTime   time.Duration
+	// OutOfPlaceOnly skips the in-place measurement (--out-of-place-only):
+	// tuning sweeps need one placement.
+	OutOfPlaceOnly bool
+	Out       string // --out FILE.jsonl
+	CSV       string // --csv FILE
+	Force     bool   // --force: overwrite result files
+	Backend   string // --backend
+	Plot      string // --plot (a later issue)
 
 	notes []string // one-line notes about ignored GPU-only flags
 	args  []string // the command line, for nccl-tests' JSON
@@ -91,7 +100,7 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	fs.SetOutput(stderr)
 	fs.SortFlags = false
 	var minB, maxB, stepB, op, dt, root string
-	var protos, algos, channels, buffs string
+	var protos, algos, channels, buffs, precision string
 	fs.IntVarP(&o.Threads, "nthreads", "t", 1, "threads per process")
 	fs.IntVarP(&o.RanksPerThread, "ngpus", "g", 1, "ranks per thread (GPUs per thread in nccl-tests)")
 	fs.IntVar(&o.RanksPerHost, "ranks-per-host", 0, "group the ranks into hosts of this many ranks, as if on separate machines (trees and the cost model see hosts); 0 = one host")
@@ -113,6 +122,9 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	fs.IntVarP(&o.Timeout, "timeout", "T", 0, "abort an operation that makes no progress for this many seconds (0: stack default)")
 	fs.IntVarP(&o.Average, "average", "a", 1, "time reported: 0 rank 0, 1 mean, 2 min, 3 max over threads")
 	fs.IntVarP(&o.PerIter, "per_iter_timing", "I", 0, "per-iteration timing: min/max/p99/cv columns (0/1)")
+	fs.StringVar(&precision, "precision", "", "repeat batches of -n iterations until the median's 95% confidence interval is within this fraction of it (e.g. 2% or 0.02); implies -I 1")
+	fs.DurationVar(&o.MaxTime, "max-time", 2*time.Second, "with --precision: the most time spent timing one size and placement")
+	fs.BoolVar(&o.OutOfPlaceOnly, "out-of-place-only", false, "measure out of place only (in-place columns print -)")
 	fs.IntVarP(&o.Bitwise, "bitwise", "K", 0, "bitwise repeatability: compare N repeats with a reference run")
 	fs.IntVarP(&o.Timestamps, "report_timestamps", "S", 0, "append a timestamp to every row (0/1)")
 	fs.StringVarP(&o.JSONFile, "output_file", "J", "", "write nccl-tests' JSON (version 3) to this file")
@@ -168,6 +180,12 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 		return nil, err
 	}
 	o.algoAll = strings.EqualFold(strings.TrimSpace(algos), "all")
+	if o.Precision, err = parsePrecision(precision); err != nil {
+		return nil, err
+	}
+	if o.Precision > 0 {
+		o.PerIter = 1 // the interval needs every iteration's time
+	}
 	if o.Channels, err = parseChannels(channels); err != nil {
 		return nil, err
 	}
@@ -182,6 +200,8 @@ func (o *Options) validate() error {
 	switch {
 	case o.Threads < 1:
 		return usagef("invalid -t/--nthreads %d: want at least 1", o.Threads)
+	case o.Precision > 0 && o.MaxTime <= 0:
+		return usagef("invalid --max-time %v: want a positive duration (e.g. 2s)", o.MaxTime)
 	case o.RanksPerHost < 0:
 		return usagef("invalid --ranks-per-host %d: want ranks per host, or 0 for one host", o.RanksPerHost)
 	case o.RanksPerThread < 1:
@@ -401,4 +421,23 @@ func (o *Options) fitAlgos(coll string) error {
 	}
 	o.Algos = keep
 	return nil
+}
+
+// parsePrecision reads --precision: a fraction (0.02) or a percentage (2%),
+// above 0 and below 1; "" is off.
+func parsePrecision(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return 0, nil
+	}
+	scale := 1.0
+	if strings.HasSuffix(t, "%") {
+		t, scale = strings.TrimSuffix(t, "%"), 0.01
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	f *= scale
+	if err != nil || !(f > 0 && f < 1) {
+		return 0, usagef("invalid --precision %q: want a fraction between 0 and 1 (0.02) or a percentage (2%%)", s)
+	}
+	return f, nil
 }
