@@ -80,11 +80,11 @@ type Options struct {
 	// OutOfPlaceOnly skips the in-place measurement (--out-of-place-only):
 	// tuning sweeps need one placement.
 	OutOfPlaceOnly bool
-	Out       string // --out FILE.jsonl
-	CSV       string // --csv FILE
-	Force     bool   // --force: overwrite result files
-	Backend   string // --backend
-	Plot      string // --plot (a later issue)
+	Out            string // --out FILE.jsonl
+	CSV            string // --csv FILE
+	Force          bool   // --force: overwrite result files
+	Backend        string // --backend
+	Plot           string // --plot (a later issue)
 
 	notes []string // one-line notes about ignored GPU-only flags
 	args  []string // the command line, for nccl-tests' JSON

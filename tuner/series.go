@@ -17,7 +17,9 @@ type Shape struct {
 	NHosts int
 }
 
-func (s Shape) String() string { return fmt.Sprintf("%s %d ranks/%d hosts", s.Coll, s.NRanks, s.NHosts) }
+func (s Shape) String() string {
+	return fmt.Sprintf("%s %d ranks/%d hosts", s.Coll, s.NRanks, s.NHosts)
+}
 
 // Key is one measured configuration of one shape. Algo and Proto are as
 // recorded ("Ring", "Tree", "LL", "LL128", "Simple"), or "auto" for a run
@@ -31,7 +33,9 @@ type Key struct {
 }
 
 // Auto reports whether the configuration is the stack's own choice.
-func (k Key) Auto() bool { return k.Algo == "auto" && k.Proto == "auto" && k.NCh == 0 && k.BuffSize == 0 }
+func (k Key) Auto() bool {
+	return k.Algo == "auto" && k.Proto == "auto" && k.NCh == 0 && k.BuffSize == 0
+}
 
 // Config names the configuration: "Ring/Simple/2ch", "Tree/LL/auto-ch",
 // "auto", with "/buff=4M" when a buffer size was set.
