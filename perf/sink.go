@@ -74,11 +74,13 @@ func openSink(o *Options, be Backend, started time.Time) (*sink, error) {
 
 func (s *sink) add(r results.Record) error {
 	var errs []error
+	// Flushed per record: a run that is killed keeps what it measured
+	// (tune sweep resumes from it).
 	if s.jsonl != nil {
-		errs = append(errs, s.jsonl.Write(r))
+		errs = append(errs, s.jsonl.Write(r), s.jsonl.Flush())
 	}
 	if s.csv != nil {
-		errs = append(errs, s.csv.Write(r))
+		errs = append(errs, s.csv.Write(r), s.csv.Flush())
 	}
 	if s.json != nil {
 		s.json.add(r)

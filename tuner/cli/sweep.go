@@ -1,0 +1,398 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+
+	pprogress "github.com/jedib0t/go-pretty/v6/progress"
+
+	"github.com/gccl/gccl/lib/ccl"
+	"github.com/gccl/gccl/perf"
+	"github.com/gccl/gccl/results"
+	"github.com/gccl/gccl/tuner"
+)
+
+// block is one perf run of a sweep: a collective on a rank count with one
+// configuration over a size range.
+type block struct {
+	test    *perf.Test
+	nRanks  int
+	perHost int // 0: one host
+	cfg     sweepConfig
+	sizes   []int64 // the sizes still to measure
+}
+
+// sweepConfig is one point of the configuration axes; "" / 0 is auto.
+type sweepConfig struct {
+	proto, algo string
+	nch         int
+	buff        int64
+}
+
+func (c sweepConfig) auto() bool { return c == sweepConfig{} }
+
+func (c sweepConfig) flags() []string {
+	var f []string
+	if c.proto != "" {
+		f = append(f, "--proto", c.proto)
+	}
+	if c.algo != "" {
+		f = append(f, "--algo", c.algo)
+	}
+	if c.nch > 0 {
+		f = append(f, "--nchannels", strconv.Itoa(c.nch))
+	}
+	if c.buff > 0 {
+		f = append(f, "--buffsize", strconv.FormatInt(c.buff, 10))
+	}
+	return f
+}
+
+// key is the tuner.Key the block's records will have.
+func (b block) key() tuner.Key {
+	hosts := 1
+	if b.perHost > 0 {
+		hosts = (b.nRanks + b.perHost - 1) / b.perHost
+	}
+	or := func(s string) string {
+		if s == "" {
+			return "auto"
+		}
+		return s
+	}
+	return tuner.Key{Shape: tuner.Shape{Coll: b.test.Collective, NRanks: b.nRanks, NHosts: hosts},
+		Algo: or(b.cfg.algo), Proto: or(b.cfg.proto), NCh: b.cfg.nch, BuffSize: b.cfg.buff}
+}
+
+func sweepCmd(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("tune sweep", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	colls := fs.String("colls", "allreduce", "collectives, comma separated (allreduce, allgather, reducescatter, broadcast, reduce, alltoall, ...)")
+	ranks := fs.String("ranks", "2", "rank counts, comma separated")
+	perHost := fs.String("ranks-per-host", "0", "ranks per simulated host, comma separated (0: one host)")
+	protos := fs.String("proto", "all", "protocols: LL,LL128,Simple or all")
+	algos := fs.String("algo", "all", "algorithms: Ring,Tree or all (Tree runs allreduce only)")
+	chans := fs.String("nchannels", "1", "channel counts, comma separated")
+	buffs := fs.String("buffsize", "", "Simple buffer sizes, comma separated (default: the stack's)")
+	auto := fs.Bool("auto", true, "also measure the stack's own choice (no forced configuration): the default tables are compared with")
+	minB := fs.StringP("minbytes", "b", "8", "smallest size")
+	maxB := fs.StringP("maxbytes", "e", "64M", "largest size")
+	factor := fs.Int64P("stepfactor", "f", 2, "size factor")
+	iters := fs.IntP("iters", "n", 10, "timed iterations per batch")
+	warmup := fs.IntP("warmup_iters", "w", 3, "warmup iterations")
+	precision := fs.String("precision", "2%", "repeat batches until the median's 95% confidence interval is within this of it")
+	maxTime := fs.Duration("max-time", 2*time.Second, "time cap per point")
+	out := fs.StringP("out", "o", "", "results JSONL; an existing file is resumed (finished points are kept, not redone)")
+	force := fs.Bool("force", false, "start over: overwrite --out instead of resuming")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		return exitBad
+	}
+	bad := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "tune sweep: "+format+"\n", a...)
+		return exitBad
+	}
+	if *out == "" {
+		return bad("--out is required: the sweep's records go there (and it resumes from there)")
+	}
+	if fs.NArg() > 0 {
+		return bad("unexpected argument %q (flags only)", fs.Arg(0))
+	}
+	plan, err := planSweep(*colls, *ranks, *perHost, *protos, *algos, *chans, *buffs, *auto, *minB, *maxB, *factor)
+	if err != nil {
+		return bad("%v", err)
+	}
+	// A run killed mid-block left its records in the part file: keep the
+	// complete ones.
+	part := filepath.Join(filepath.Dir(*out), "."+filepath.Base(*out)+".part")
+	if *force {
+		os.Remove(part)
+	} else if err := salvage(*out, part); err != nil {
+		return bad("%v", err)
+	}
+	done := map[tuner.Key]map[int64]bool{}
+	if !*force {
+		if recs, err := results.ReadFile(*out); err == nil {
+			for _, r := range recs {
+				if r.Placement != results.OutOfPlace {
+					continue
+				}
+				k := tuner.KeyOf(r)
+				if done[k] == nil {
+					done[k] = map[int64]bool{}
+				}
+				done[k][r.Size] = true
+			}
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return bad("cannot resume from %s: %v (use --force to start over)", *out, err)
+		}
+	} else if err := os.Remove(*out); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return bad("%v", err)
+	}
+	var todo []block
+	total, skipped := 0, 0
+	for _, b := range plan {
+		var left []int64
+		for _, s := range b.sizes {
+			if done[b.key()][s] {
+				skipped++
+			} else {
+				left = append(left, s)
+			}
+		}
+		if len(left) > 0 {
+			b.sizes = left
+			todo = append(todo, b)
+			total += len(left)
+		}
+	}
+	fmt.Fprintf(stdout, "tune sweep: %d points to measure in %d runs (%d already in %s)\n", total, len(todo), skipped, *out)
+	prog := newSweepProgress(stderr, total)
+	started := time.Now()
+	measured := 0
+	for i, b := range todo {
+		tmp := part
+		args := []string{"-t", strconv.Itoa(b.nRanks), "--ranks-per-host", strconv.Itoa(b.perHost),
+			"-b", strconv.FormatInt(b.sizes[0], 10), "-e", strconv.FormatInt(b.sizes[len(b.sizes)-1], 10),
+			"-f", strconv.FormatInt(*factor, 10), "-n", strconv.Itoa(*iters), "-w", strconv.Itoa(*warmup), "-c", "0",
+			"--precision", *precision, "--max-time", maxTime.String(), "--out-of-place-only", "--out", tmp, "--force"}
+		args = append(args, b.cfg.flags()...)
+		var errBuf strings.Builder
+		code := perf.Main(b.test, args, io.Discard, &errBuf)
+		if code != 0 {
+			os.Remove(tmp)
+			return bad("%s %d ranks %s: perf exited %d: %s", b.test.Collective, b.nRanks, b.key().Config(), code, strings.TrimSpace(errBuf.String()))
+		}
+		if err := salvage(*out, tmp); err != nil {
+			return bad("%v", err)
+		}
+		measured += len(b.sizes)
+		prog.add(len(b.sizes))
+		eta := time.Duration(float64(time.Since(started)) / float64(measured) * float64(total-measured))
+		if prog.tracker == nil {
+			fmt.Fprintf(stdout, "[%d/%d] %s %s: %d sizes, %d/%d points, ETA %s\n", i+1, len(todo), b.key().Shape, b.key().Config(), len(b.sizes), measured, total, eta.Round(time.Second))
+		}
+	}
+	prog.stop()
+	fmt.Fprintf(stdout, "tune sweep: done in %s: %s\n", time.Since(started).Round(time.Second), *out)
+	return exitOK
+}
+
+// planSweep expands the axes into runs, each with its full size list.
+func planSweep(colls, ranks, perHost, protos, algos, chans, buffs string, auto bool, minB, maxB string, factor int64) ([]block, error) {
+	lo, err := ccl.ParseSize(minB)
+	if err != nil {
+		return nil, fmt.Errorf("-b: %v", err)
+	}
+	hi, err := ccl.ParseSize(maxB)
+	if err != nil {
+		return nil, fmt.Errorf("-e: %v", err)
+	}
+	if lo < 1 || hi < lo || factor < 2 {
+		return nil, fmt.Errorf("sizes: want 1 <= -b <= -e and -f >= 2 (got %d, %d, %d)", lo, hi, factor)
+	}
+	var sizes []int64
+	for s := lo; s <= hi; s *= factor {
+		sizes = append(sizes, s)
+	}
+	var tests []*perf.Test
+	for _, c := range splitList(colls) {
+		t := testByName(c)
+		if t == nil {
+			var names []string
+			for _, t := range perf.Tests {
+				names = append(names, t.Collective)
+			}
+			return nil, fmt.Errorf("--colls: unknown collective %q (valid: %s)", c, strings.Join(names, ", "))
+		}
+		tests = append(tests, t)
+	}
+	rankList, err := intList("--ranks", ranks, 1)
+	if err != nil {
+		return nil, err
+	}
+	perList, err := intList("--ranks-per-host", perHost, 0)
+	if err != nil {
+		return nil, err
+	}
+	protoList, err := nameList("--proto", protos, []string{"LL", "LL128", "Simple"})
+	if err != nil {
+		return nil, err
+	}
+	algoList, err := nameList("--algo", algos, []string{"Ring", "Tree"})
+	if err != nil {
+		return nil, err
+	}
+	chList, err := intList("--nchannels", chans, 1)
+	if err != nil {
+		return nil, err
+	}
+	var buffList []int64
+	for _, b := range splitList(buffs) {
+		n, err := ccl.ParseSize(b)
+		if err != nil {
+			return nil, fmt.Errorf("--buffsize: %v", err)
+		}
+		buffList = append(buffList, n)
+	}
+	if len(buffList) == 0 {
+		buffList = []int64{0}
+	}
+	var plan []block
+	for _, t := range tests {
+		for _, n := range rankList {
+			for _, per := range perList {
+				if auto {
+					plan = append(plan, block{test: t, nRanks: n, perHost: per, sizes: sizes})
+				}
+				for _, a := range algoList {
+					if a == "Tree" && t.Collective != "allreduce" {
+						continue // no tree for this collective
+					}
+					for _, p := range protoList {
+						for _, ch := range chList {
+							for _, b := range buffList {
+								cfg := sweepConfig{proto: p, algo: a, nch: ch, buff: b}
+								plan = append(plan, block{test: t, nRanks: n, perHost: per, cfg: cfg, sizes: sizes})
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return plan, nil
+}
+
+func testByName(c string) *perf.Test {
+	for _, t := range perf.Tests {
+		if strings.EqualFold(t.Collective, c) {
+			return t
+		}
+	}
+	return nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func intList(flag, s string, least int) ([]int, error) {
+	var out []int
+	for _, f := range splitList(s) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < least {
+			return nil, fmt.Errorf("%s: %q is not an integer >= %d", flag, f, least)
+		}
+		out = append(out, n)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: empty list", flag)
+	}
+	return out, nil
+}
+
+func nameList(flag, s string, valid []string) ([]string, error) {
+	if strings.EqualFold(strings.TrimSpace(s), "all") {
+		return valid, nil
+	}
+	var out []string
+	for _, f := range splitList(s) {
+		found := ""
+		for _, v := range valid {
+			if strings.EqualFold(f, v) {
+				found = v
+			}
+		}
+		if found == "" {
+			return nil, fmt.Errorf("%s: unknown value %q (valid: %s, all)", flag, f, strings.Join(valid, ", "))
+		}
+		out = append(out, found)
+	}
+	return out, nil
+}
+
+// salvage appends the complete lines of part (if it exists) to dst and
+// removes part.
+func salvage(dst, part string) error {
+	data, err := os.ReadFile(part)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if i := strings.LastIndexByte(string(data), '\n'); i >= 0 {
+		data = data[:i+1]
+	} else {
+		data = nil
+	}
+	f, err := os.OpenFile(dst, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Remove(part)
+}
+
+// sweepProgress is a progress bar with ETA on a terminal, nothing elsewhere
+// (the sweep then prints a line per run).
+type sweepProgress struct {
+	pw      pprogress.Writer
+	tracker *pprogress.Tracker
+}
+
+func newSweepProgress(w io.Writer, total int) *sweepProgress {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) || total == 0 {
+		return &sweepProgress{}
+	}
+	pw := pprogress.NewWriter()
+	pw.SetOutputWriter(w)
+	pw.SetAutoStop(false)
+	pw.SetUpdateFrequency(250 * time.Millisecond)
+	pw.Style().Visibility.ETA = true
+	pw.Style().Visibility.Time = true
+	pw.Style().Visibility.Value = true
+	t := &pprogress.Tracker{Message: "points", Total: int64(total)}
+	pw.AppendTracker(t)
+	go pw.Render()
+	return &sweepProgress{pw: pw, tracker: t}
+}
+
+func (p *sweepProgress) add(n int) {
+	if p.tracker != nil {
+		p.tracker.Increment(int64(n))
+	}
+}
+
+func (p *sweepProgress) stop() {
+	if p.pw != nil {
+		p.tracker.MarkAsDone()
+		time.Sleep(300 * time.Millisecond) // one last render
+		p.pw.Stop()
+	}
+}

@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gccl/gccl/results"
+	"github.com/gccl/gccl/tuner"
+)
+
+func sweepArgs(out string, extra ...string) []string {
+	return append([]string{"sweep", "--colls", "allreduce,allgather", "--ranks", "2", "--proto", "LL,Simple",
+		"--algo", "all", "-b", "8", "-e", "512", "-f", "8", "-n", "3", "-w", "1", "--max-time", "50ms", "-o", out}, extra...)
+}
+
+// A sweep measures every (collective, configuration, size) once, out of
+// place, with adaptive iterations; a second run resumes and measures
+// nothing; a cut-short run redoes only what is missing.
+func TestSweepMeasuresAndResumes(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "sweep.jsonl")
+	code, stdout, stderr := runCLI(sweepArgs(out)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	recs, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// allreduce: auto + Ring x {LL, Simple} + Tree x {LL, Simple}; allgather:
+	// auto + Ring x {LL, Simple}; 3 sizes each (8, 64, 512).
+	if want := (5 + 3) * 3; len(recs) != want {
+		t.Fatalf("%d records, want %d\n%s", len(recs), want, stdout)
+	}
+	keys := map[tuner.Key]int{}
+	for _, r := range recs {
+		if r.Placement != results.OutOfPlace || r.StopReason == "" || r.Iterations < 3 || len(r.IterTimesUs) != r.Iterations {
+			t.Fatalf("record %+v: want out of place, a stop reason, every iteration's time", r)
+		}
+		keys[tuner.KeyOf(r)]++
+	}
+	if len(keys) != 8 {
+		t.Fatalf("%d configurations, want 8: %v", len(keys), keys)
+	}
+	if code, stdout, _ = runCLI(sweepArgs(out)...); code != 0 || !strings.Contains(stdout, "0 points to measure") {
+		t.Fatalf("resume: exit %d, want nothing to measure:\n%s", code, stdout)
+	}
+	// Cut the file after 10 records: a resume measures the other 14.
+	lines := strings.SplitAfter(readString(t, out), "\n")
+	if err := os.WriteFile(out, []byte(strings.Join(lines[:10], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, _ = runCLI(sweepArgs(out)...); code != 0 || !strings.Contains(stdout, "14 points to measure") {
+		t.Fatalf("partial resume: exit %d:\n%s", code, stdout)
+	}
+	if recs, err = results.ReadFile(out); err != nil || len(recs) != 24 {
+		t.Fatalf("after the resume: %d records (%v), want 24", len(recs), err)
+	}
+	// A killed run's part file is salvaged.
+	part := filepath.Join(filepath.Dir(out), ".sweep.jsonl.part")
+	lines = strings.SplitAfter(readString(t, out), "\n")
+	if err := os.WriteFile(out, []byte(strings.Join(lines[:20], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(part, []byte(strings.Join(lines[20:24], "")+`{"trunc`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, _ = runCLI(sweepArgs(out)...); code != 0 || !strings.Contains(stdout, "0 points to measure") {
+		t.Fatalf("salvage: exit %d:\n%s", code, stdout)
+	}
+}
+
+func readString(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestSweepBadInput(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "s.jsonl")
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sweep"}, "--out is required"},
+		{[]string{"sweep", "-o", out, "--colls", "allfoo"}, `unknown collective "allfoo"`},
+		{[]string{"sweep", "-o", out, "--ranks", "0"}, "--ranks"},
+		{[]string{"sweep", "-o", out, "--proto", "LL64"}, `"LL64"`},
+		{[]string{"sweep", "-o", out, "-b", "1M", "-e", "1K"}, "-b <= -e"},
+		{[]string{"sweep", "-o", out, "stray"}, `unexpected argument "stray"`},
+	}
+	for _, c := range cases {
+		code, _, stderr := runCLI(c.args...)
+		if code != exitBad || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %q", c.args, code, stderr, c.want)
+		}
+	}
+}
