@@ -9,6 +9,8 @@ import (
 	"math"
 	"os"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/jedib0t/go-pretty/v6/table"
 	"github.com/spf13/pflag"
@@ -22,8 +24,12 @@ import (
 const Usage = `usage: tune <command> [flags] FILES...
 
 commands:
+  sweep       measure collectives over configurations and sizes into a JSONL file (resumable)
+  fit         fit t = alpha + bytes/beta (a second segment past a cache knee) per configuration
   constants   fit the built-in cost model's constants to forced-config sweeps
   choices     compare the cost model's picks with the fastest measured configs
+  table       pick the fastest config per size into a tuning table (and NCCL tuner CSV)
+  validate    regret of a tuning table and of the built-in default on held-out measurements
 
 Run "tune <command> --help" for a command's flags.
 `
@@ -37,10 +43,18 @@ const (
 // Run runs one subcommand.
 func Run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
+	case "sweep":
+		return sweepCmd(args[1:], stdout, stderr)
+	case "fit":
+		return fitCmd(args[1:], stdout, stderr)
 	case "constants":
 		return constants(args[1:], stdout, stderr)
 	case "choices":
 		return choices(args[1:], stdout, stderr)
+	case "table":
+		return tableCmd(args[1:], stdout, stderr)
+	case "validate":
+		return validateCmd(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, Usage)
 		return exitOK
@@ -316,4 +330,350 @@ func segments(rows []tuner.ChoiceRow, label func(tuner.ChoiceRow) string) string
 		i = j + 1
 	}
 	return out
+}
+
+// fitCmd is `tune fit [-o model.json] FILES...`: one alpha-beta model per
+// configuration measured (tuner.FitSeries), printed as a table; -o writes
+// them as a models file (tuner.Models).
+func fitCmd(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("tune fit", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.StringP("out", "o", "", "write the fitted models (JSON) to this file")
+	force := fs.Bool("force", false, "overwrite the -o file if it exists")
+	tags := fs.StringArray("tag", nil, "configuration of every input file, k=v[,k=v] (proto, algo, channels, buffsize, hosts); FILE@k=v tags one file")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "tune fit: %v\n", err) // pflag's ContinueOnError does not print it
+		return exitBad
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "tune fit: no input files (give result files: JSONL, CSV, nccl-tests text or JSON)")
+		return exitBad
+	}
+	if *out != "" && !*force {
+		if _, err := os.Stat(*out); err == nil {
+			fmt.Fprintf(stderr, "tune fit: %s already exists; refusing to overwrite it (give --force)\n", *out)
+			return exitBad
+		}
+	}
+	recs, err := readRecords(fs.Args(), *tags)
+	if err != nil {
+		fmt.Fprintf(stderr, "tune fit: %v\n", err)
+		return exitBad
+	}
+	series := tuner.Collect(recs)
+	if len(series) == 0 {
+		fmt.Fprintf(stderr, "tune fit: none of the %d records is an out-of-place measurement with a time\n", len(recs))
+		return exitBad
+	}
+	fits, errs := tuner.FitAll(series)
+	for _, err := range errs {
+		fmt.Fprintf(stderr, "tune fit: skipped %v\n", err)
+	}
+	if len(fits) == 0 {
+		fmt.Fprintln(stderr, "tune fit: nothing could be fitted")
+		return exitBad
+	}
+
+	num := func(v float64) string {
+		switch {
+		case v >= tuner.MaxBetaGBs:
+			return "max"
+		case math.Abs(v) >= 100:
+			return fmt.Sprintf("%.0f", v)
+		case math.Abs(v) >= 1:
+			return fmt.Sprintf("%.2f", v)
+		}
+		return fmt.Sprintf("%.3f", v)
+	}
+	t := table.NewWriter()
+	t.SetOutputMirror(stdout)
+	t.SetStyle(table.StyleLight)
+	t.AppendHeader(table.Row{"coll", "ranks", "hosts", "config", "points", "alpha us", "beta GB/s", "break", "alpha2 us", "beta2 GB/s", "R^2 (log)", "median err", "max err", ""})
+	var two, flagged int
+	for _, f := range fits {
+		s := f.Segments[0]
+		brk, a2, b2 := "-", "", ""
+		if len(f.Segments) > 1 {
+			two++
+			brk, a2, b2 = results.SizeLabel(f.Break()), num(f.Segments[1].AlphaUs), num(f.Segments[1].BetaGBs)
+		}
+		flag := ""
+		if f.Flagged {
+			flagged++
+			flag = "FLAG"
+		}
+		t.AppendRow(table.Row{f.Key.Coll, f.Key.NRanks, f.Key.NHosts, f.Key.Config(), f.Points, num(s.AlphaUs), num(s.BetaGBs),
+			brk, a2, b2, fmt.Sprintf("%.4f", f.R2), fmt.Sprintf("%.1f%%", 100*f.MedianRelErr), fmt.Sprintf("%.1f%%", 100*f.MaxRelErr), flag})
+	}
+	t.Render()
+	fmt.Fprintf(stdout, "%d fits (%d with two segments), %d flagged (max relative error > %.0f%%), %d series skipped\n",
+		len(fits), two, flagged, 100*tuner.FlagRelErr, len(errs))
+
+	if *out == "" {
+		return exitOK
+	}
+	create := results.Create
+	if *force {
+		create = results.CreateForce
+	}
+	w, err := create(*out)
+	if err == nil {
+		m := tuner.Models{Version: tuner.ModelsVersion, Fits: fits}
+		err = m.Write(w)
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "tune fit: writing %s: %v\n", *out, err)
+		return exitBad
+	}
+	fmt.Fprintf(stdout, "wrote %s\n", *out)
+	return exitOK
+}
+
+// tableCmd is `tune table FILES... -o table.json [--nccl-csv FILE]`: the
+// fastest configuration per size of every shape (tuner.BuildTable), printed
+// as thresholds and written as the stack's tuning table and NCCL's
+// example-tuner CSV.
+func tableCmd(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("tune table", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.StringP("out", "o", "", "write the tuning table (JSON, for GCCL_TUNING_FILE) to this file")
+	csv := fs.String("nccl-csv", "", "also write the table as NCCL's example-tuner configuration (NCCL_TUNER_CONFIG_FILE)")
+	models := fs.String("models", "", "models file from `tune fit -o` (default: fit the inputs)")
+	tie := fs.String("tie", "2%", "relative difference within which two configurations tie (\"2%\" or 0.02; 0: only the samples' confidence intervals)")
+	procs := fs.Int("procs", 0, "processors of the process that measured, for the built-in default (default: the records' core count)")
+	force := fs.Bool("force", false, "overwrite the output files if they exist")
+	tags := fs.StringArray("tag", nil, "configuration of every input file, k=v[,k=v] (proto, algo, channels, buffsize, hosts); FILE@k=v tags one file")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		return exitBad
+	}
+	bad := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "tune table: "+format+"\n", a...)
+		return exitBad
+	}
+	if fs.NArg() == 0 {
+		return bad("no input files (give result files: JSONL, CSV, nccl-tests text or JSON)")
+	}
+	margin, err := strconv.ParseFloat(strings.TrimSuffix(*tie, "%"), 64)
+	if strings.HasSuffix(*tie, "%") {
+		margin /= 100
+	}
+	if err != nil || margin < 0 || margin >= 1 || math.IsNaN(margin) {
+		return bad("invalid --tie %q: want a relative margin such as 2%% or 0.02", *tie)
+	}
+	if margin == 0 {
+		margin = -1 // TableOptions: negative is no margin, 0 the default
+	}
+	for _, f := range []string{*out, *csv} {
+		if _, err := os.Stat(f); f != "" && err == nil && !*force {
+			return bad("%s already exists; refusing to overwrite it (give --force)", f)
+		}
+	}
+	recs, err := readRecords(fs.Args(), *tags)
+	if err != nil {
+		return bad("%v", err)
+	}
+	series := tuner.Collect(recs)
+	if len(series) == 0 {
+		return bad("none of the %d records is an out-of-place measurement with a time", len(recs))
+	}
+	var fits []tuner.Fit
+	if *models != "" {
+		m, err := tuner.LoadModels(*models)
+		if err != nil {
+			return bad("%v", err)
+		}
+		fits = m.Fits
+	} else {
+		var errs []error
+		fits, errs = tuner.FitAll(series)
+		for _, err := range errs {
+			fmt.Fprintf(stderr, "tune table: no model (competes only at its measured sizes): %v\n", err)
+		}
+	}
+	opt := tuner.TableOptions{TieMargin: margin,
+		Comment: fmt.Sprintf("tune table from %s; ties within %s or the medians' 95%% intervals", strings.Join(fs.Args(), " "), *tie)}
+	p, _, err := recordsMachine(recs)
+	if *procs > 0 {
+		p, err = *procs, nil
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "tune table: no built-in default to prefer on ties (%v; give --procs)\n", err)
+	} else {
+		opt.Default = tuner.EmbeddedDefault(recs, tuner.ModelDefault(tuning.DefaultConstants(), p))
+	}
+	tab, ds, err := tuner.BuildTable(series, fits, opt)
+	if err != nil {
+		return bad("%v", err)
+	}
+
+	bytesOf := func(b int64) string {
+		if b == -1 {
+			return "inf"
+		}
+		return strconv.FormatInt(b, 10)
+	}
+	t := table.NewWriter()
+	t.SetOutputMirror(stdout)
+	t.SetStyle(table.StyleLight)
+	t.AppendHeader(table.Row{"coll", "ranks", "hosts", "from bytes", "to bytes", "choice", "sizes", "tie", "runner-up", "margin"})
+	var notes []string
+	for _, d := range ds {
+		if d.Skipped != "" {
+			what := d.Shape.String()
+			if d.Key != (tuner.Key{}) {
+				what += " " + d.Key.Config()
+			}
+			notes = append(notes, fmt.Sprintf("skipped %s: %s", what, d.Skipped))
+			continue
+		}
+		choice := d.Key.Config()
+		if !d.Rule {
+			choice += " (no rule)"
+		}
+		sizes := fmt.Sprint(d.Sizes)
+		if d.Sizes == 0 {
+			sizes = "model"
+		}
+		tieCol, runner, margin := "", "-", "-"
+		if d.Tie() {
+			tieCol = fmt.Sprintf("tie %d/%d", d.TieSizes, max(d.Sizes, 1))
+		}
+		if !math.IsNaN(d.MarginPct) {
+			runner, margin = d.RunnerUp.Config(), fmt.Sprintf("%+.1f%%", d.MarginPct)
+		}
+		t.AppendRow(table.Row{d.Shape.Coll, d.Shape.NRanks, d.Shape.NHosts, bytesOf(d.From), bytesOf(d.To), choice, sizes, tieCol, runner, margin})
+	}
+	t.Render()
+	for _, n := range notes {
+		fmt.Fprintln(stdout, n)
+	}
+	fmt.Fprintf(stdout, "%d rules from %d series, %d models\n", len(tab.Rules), len(series), len(fits))
+
+	write := func(path string, put func(io.Writer) error) error {
+		create := results.Create
+		if *force {
+			create = results.CreateForce
+		}
+		w, err := create(path)
+		if err == nil {
+			err = put(w)
+			if cerr := w.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", path)
+		return nil
+	}
+	if *out != "" {
+		if err := write(*out, tab.WriteJSON); err != nil {
+			return bad("%v", err)
+		}
+	}
+	if *csv != "" {
+		if err := write(*csv, tab.WriteNCCLCSV); err != nil {
+			return bad("%v", err)
+		}
+	}
+	return exitOK
+}
+
+// validateCmd is `tune validate --table table.json FILES...`: the regret of
+// the table's choices and of the stack's built-in default on measurements
+// (tuner.Validate), per shape and overall.
+func validateCmd(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("tune validate", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	tablePath := fs.String("table", "", "the tuning table to validate (JSON, from `tune table -o`)")
+	procs := fs.Int("procs", 0, "processors of the process that measured, for the built-in default (default: the records' core count)")
+	tags := fs.StringArray("tag", nil, "configuration of every input file, k=v[,k=v] (proto, algo, channels, buffsize, hosts); FILE@k=v tags one file")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		return exitBad
+	}
+	bad := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "tune validate: "+format+"\n", a...)
+		return exitBad
+	}
+	if *tablePath == "" {
+		return bad("no --table given")
+	}
+	if fs.NArg() == 0 {
+		return bad("no input files (give measurements not used to build the table)")
+	}
+	tab, err := tuning.LoadTable(*tablePath)
+	if err != nil {
+		return bad("%v", err)
+	}
+	recs, err := readRecords(fs.Args(), *tags)
+	if err != nil {
+		return bad("%v", err)
+	}
+	var def tuner.DefaultPicker
+	p, _, err := recordsMachine(recs)
+	if *procs > 0 {
+		p, err = *procs, nil
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "tune validate: the built-in default is priced only from \"auto\" series (%v; give --procs)\n", err)
+	} else {
+		def = tuner.EmbeddedDefault(recs, tuner.ModelDefault(tuning.DefaultConstants(), p))
+	}
+	rep, err := tuner.Validate(tab, tuner.Collect(recs), def)
+	if err != nil {
+		return bad("%v", err)
+	}
+
+	pct := func(v float64) string {
+		if math.IsNaN(v) {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f%%", 100*v)
+	}
+	t := table.NewWriter()
+	t.SetOutputMirror(stdout)
+	t.SetStyle(table.StyleLight)
+	t.AppendHeader(table.Row{"coll", "ranks", "hosts", "table geomean", "table max", "table points", "table unpriced",
+		"default geomean", "default max", "default points", "default unpriced"})
+	for _, s := range rep.Shapes {
+		t.AppendRow(table.Row{s.Shape.Coll, s.Shape.NRanks, s.Shape.NHosts,
+			pct(s.Table.Geomean), pct(s.Table.Max), s.Table.Points, s.Table.Unpriced,
+			pct(s.Default.Geomean), pct(s.Default.Max), s.Default.Points, s.Default.Unpriced})
+	}
+	t.Render()
+	for _, s := range rep.Skipped {
+		fmt.Fprintf(stdout, "skipped %s: lib/tuning has no rules for this collective\n", s)
+	}
+	for _, c := range []struct {
+		name string
+		r    tuner.Regrets
+		pick func(tuner.PointResult) (tuner.Key, float64)
+	}{
+		{"table  ", rep.Table, func(p tuner.PointResult) (tuner.Key, float64) { return p.Table, p.TableUs }},
+		{"default", rep.Default, func(p tuner.PointResult) (tuner.Key, float64) { return p.Default, p.DefaultUs }},
+	} {
+		fmt.Fprintf(stdout, "%s: geomean regret %s, max %s over %d points, %d unpriced", c.name, pct(c.r.Geomean), pct(c.r.Max), c.r.Points, c.r.Unpriced)
+		if c.r.Points > 0 {
+			w := c.r.Worst
+			k, us := c.pick(w)
+			fmt.Fprintf(stdout, " (worst: %s %s B, %s %.1f us vs %s %.1f us)", w.Shape, results.SizeLabel(w.Bytes),
+				k.Config(), us, w.Best.Config(), w.BestUs)
+		}
+		fmt.Fprintln(stdout)
+	}
+	fmt.Fprintln(stdout, "default: the \"auto\" series where measured, else the built-in cost model's pick (gccl records only)")
+	return exitOK
 }
