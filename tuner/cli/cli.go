@@ -70,11 +70,8 @@ func constants(args []string, stdout, stderr io.Writer) int {
 	procs := fs.Int("procs", 0, "processors of the process that measured (default: the records' core count)")
 	start := fs.String("start", "", "constants file to start from (default: the built-in constants)")
 	machine := fs.String("machine", "", "text for the constants' machine field (default: the records' CPU and cores)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return exitBad
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprintln(stderr, "tune constants: no input files (give sweeps of forced configurations)")
@@ -232,11 +229,8 @@ func choices(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	model := fs.String("model", "", "constants file (default: the built-in constants)")
 	procs := fs.Int("procs", 0, "processors of the process that measured (default: the records' core count)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return exitBad
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprintln(stderr, "tune choices: no input files (give sweeps of forced configurations)")
@@ -341,12 +335,8 @@ func fitCmd(args []string, stdout, stderr io.Writer) int {
 	out := fs.StringP("out", "o", "", "write the fitted models (JSON) to this file")
 	force := fs.Bool("force", false, "overwrite the -o file if it exists")
 	tags := fs.StringArray("tag", nil, "configuration of every input file, k=v[,k=v] (proto, algo, channels, buffsize, hosts); FILE@k=v tags one file")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "tune fit: %v\n", err) // pflag's ContinueOnError does not print it
-		return exitBad
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprintln(stderr, "tune fit: no input files (give result files: JSONL, CSV, nccl-tests text or JSON)")
@@ -449,11 +439,8 @@ func tableCmd(args []string, stdout, stderr io.Writer) int {
 	procs := fs.Int("procs", 0, "processors of the process that measured, for the built-in default (default: the records' core count)")
 	force := fs.Bool("force", false, "overwrite the output files if they exist")
 	tags := fs.StringArray("tag", nil, "configuration of every input file, k=v[,k=v] (proto, algo, channels, buffsize, hosts); FILE@k=v tags one file")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return exitBad
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
 	}
 	bad := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "tune table: "+format+"\n", a...)
@@ -598,11 +585,8 @@ func validateCmd(args []string, stdout, stderr io.Writer) int {
 	tablePath := fs.String("table", "", "the tuning table to validate (JSON, from `tune table -o`)")
 	procs := fs.Int("procs", 0, "processors of the process that measured, for the built-in default (default: the records' core count)")
 	tags := fs.StringArray("tag", nil, "configuration of every input file, k=v[,k=v] (proto, algo, channels, buffsize, hosts); FILE@k=v tags one file")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return exitBad
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
 	}
 	bad := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "tune validate: "+format+"\n", a...)
@@ -676,4 +660,19 @@ func validateCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, "default: the \"auto\" series where measured, else the built-in cost model's pick (gccl records only)")
 	return exitOK
+}
+
+// parseFlags parses a subcommand's flags; ok is false when the command
+// should exit with code: 0 after --help, 2 after a bad flag (named on
+// stderr: pflag's ContinueOnError does not print it).
+func parseFlags(fs *pflag.FlagSet, args []string, stderr io.Writer) (code int, ok bool) {
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return 0, true
+	case errors.Is(err, pflag.ErrHelp):
+		return exitOK, false
+	}
+	fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
+	return exitBad, false
 }

@@ -93,11 +93,8 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	maxTime := fs.Duration("max-time", 2*time.Second, "time cap per point")
 	out := fs.StringP("out", "o", "", "results JSONL; an existing file is resumed (finished points are kept, not redone)")
 	force := fs.Bool("force", false, "start over: overwrite --out instead of resuming")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return exitBad
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
 	}
 	bad := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "tune sweep: "+format+"\n", a...)
