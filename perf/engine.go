@@ -158,8 +158,9 @@ type threadResult struct {
 
 // timeThread is nccl-tests' BenchTime for one thread: warmup, one untimed
 // operation and a barrier, then -n timed iterations of -m operations.
-// Later batches of an adaptive measurement (--precision) skip the warmup.
-func (r *runner) timeThread(th int, p point, inPlace bool, seed uint64, warm bool) threadResult {
+// An adaptive measurement (--precision) runs it in batches of iters
+// iterations; later batches skip the warmup.
+func (r *runner) timeThread(th int, p point, inPlace bool, seed uint64, warm bool, iters int) threadResult {
 	cs := r.threadComms(th)
 	o := r.o
 	fail := func(err error) threadResult { return threadResult{err: err} }
@@ -183,7 +184,7 @@ func (r *runner) timeThread(th int, p point, inPlace bool, seed uint64, warm boo
 	var res threadResult
 	var total time.Duration
 	start := time.Now()
-	for it := 0; it < o.Iters; it++ {
+	for it := 0; it < iters; it++ {
 		t0 := time.Now()
 		if err := r.start(cs, p, inPlace, it); err != nil {
 			return fail(err)
@@ -214,7 +215,7 @@ func (r *runner) timeThread(th int, p point, inPlace bool, seed uint64, warm boo
 	if !perIter {
 		total = time.Since(start)
 	}
-	res.sec = total.Seconds() / float64(o.Iters*o.AggIters)
+	res.sec = total.Seconds() / float64(iters*o.AggIters)
 	return res
 }
 
@@ -231,14 +232,18 @@ func (r *runner) measure(p point, inPlace bool) (measurement, error) {
 	var secs []float64
 	var checkedWrong int64
 	began := time.Now()
-	for batch := 0; ; batch++ {
+	// Adaptive batches double: every batch starts behind a barrier, whose
+	// wake-ups disturb its first operations, so few long batches measure
+	// the steady state better than many short ones.
+	iters := o.Iters
+	for batch := 0; ; batch, iters = batch+1, min(2*iters, 1<<16) {
 		results := make([]threadResult, o.Threads)
 		var wg sync.WaitGroup
 		for th := 0; th < o.Threads; th++ {
 			wg.Add(1)
 			go func(th int) {
 				defer wg.Done()
-				results[th] = r.timeThread(th, p, inPlace, seed, batch == 0)
+				results[th] = r.timeThread(th, p, inPlace, seed, batch == 0, iters)
 			}(th)
 		}
 		wg.Wait()
