@@ -99,7 +99,17 @@ type Waiter struct {
 	// global run queue). When goroutines outnumber processors, leave it 0:
 	// the peer may need this very processor.
 	SpinFor time.Duration
+
+	// spinSkip counts the waits that skip the SpinFor phase because a
+	// recent one ran out without the word changing: the peer was not
+	// running beside us (both goroutines on one processor while another
+	// sleeps, a convoy that costs a wake-up per operation), and spinning
+	// only delays it. Owned by the waiting goroutine.
+	spinSkip int
 }
+
+// spinBackoff is how many waits skip the long spin after it failed once.
+const spinBackoff = 256
 
 // NewWaiter returns a waiter bound to an abort signal and a timeout.
 func NewWaiter(abort *Abort, timeout time.Duration) *Waiter {
@@ -138,15 +148,18 @@ func (w *Waiter) WaitKick(ready func() bool, kick func(), what func() string) er
 		}
 	}
 	start := time.Now()
-	if w.SpinFor > 0 {
+	if w.SpinFor > 0 && w.spinSkip == 0 {
 		for i := 1; ; i++ {
 			if ready() {
 				return nil
 			}
 			if i%spinIters == 0 && (time.Since(start) > w.SpinFor || w.Abort.Aborted()) {
+				w.spinSkip = spinBackoff
 				break
 			}
 		}
+	} else if w.spinSkip > 0 {
+		w.spinSkip--
 	}
 	kicked := kick == nil
 	for i := 0; i < spinIters || i%16 != 0 || time.Since(start) < w.YieldFor; i++ {
