@@ -69,6 +69,8 @@ type engine struct {
 	wrong   int64 // wrong elements over the whole run
 	refCopy float64
 	prog    *progress
+
+	plotRecs []results.Record // the run's records, kept for --plot
 }
 
 func (e *engine) run() (int, error) {
@@ -94,6 +96,9 @@ func (e *engine) run() (int, error) {
 	sizes := sizeList(o.MinBytes, o.MaxBytes, o.StepBytes, o.StepFactor)
 	configs := o.configs()
 
+	if err := checkPlotFile(o); err != nil {
+		return exitInvalidUsage, err
+	}
 	sink, err := openSink(o, e.be, e.started)
 	if err != nil {
 		return exitInvalidUsage, err
@@ -114,6 +119,9 @@ func (e *engine) run() (int, error) {
 		}
 	}
 	if err := e.sink.finish(e.footerFields()); err != nil {
+		return exitInternal, err
+	}
+	if err := e.writePlot(); err != nil {
 		return exitInternal, err
 	}
 	return e.printFooter(), nil
@@ -176,7 +184,9 @@ func (e *engine) runPoint(r *runner, rc RunConfig, p point) error {
 		if m.wrong > 0 {
 			e.wrong += m.wrong
 		}
-		if err := e.sink.add(e.record(rc, p, inPlace, m, algBw, busBw)); err != nil {
+		rec := e.record(rc, p, inPlace, m, algBw, busBw)
+		e.keepForPlot(rec)
+		if err := e.sink.add(rec); err != nil {
 			return err
 		}
 	}

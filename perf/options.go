@@ -84,7 +84,7 @@ type Options struct {
 	CSV            string // --csv FILE
 	Force          bool   // --force: overwrite result files
 	Backend        string // --backend
-	Plot           string // --plot (a later issue)
+	Plot           string // --plot FILE: busBW plot of the run (PNG, SVG or PDF by extension)
 
 	notes []string // one-line notes about ignored GPU-only flags
 	args  []string // the command line, for nccl-tests' JSON
@@ -146,7 +146,7 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	fs.StringVar(&o.CSV, "csv", "", "write result records as CSV to this file")
 	fs.BoolVar(&o.Force, "force", false, "overwrite existing result files")
 	fs.StringVar(&o.Backend, "backend", "embedded", "collective backend: embedded")
-	fs.StringVar(&o.Plot, "plot", "", "write a busBW plot of this run (PNG/SVG/PDF; arrives with the plots issue)")
+	fs.StringVar(&o.Plot, "plot", "", "write the busBW curves of this run (out-of-place, one per configuration) to this image: .png, .svg or .pdf")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return nil, err
@@ -267,10 +267,7 @@ func (o *Options) validate() error {
 	if o.ParallelInit != 0 {
 		o.notes = append(o.notes, "-p/--parallel_init ignored: in-process ranks are created together")
 	}
-	if o.Plot != "" {
-		return usagef("--plot is not available yet: plots arrive with the plots release")
-	}
-	return nil
+	return validatePlot(o)
 }
 
 func parseSizeFlag(name, v string) (int64, error) {

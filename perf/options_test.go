@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gccl/gccl/lib/reduce"
 )
@@ -111,6 +112,7 @@ func TestDefaults(t *testing.T) {
 		Threads: 1, RanksPerThread: 1, MinBytes: 32 << 20, MaxBytes: 32 << 20, StepBytes: 1 << 20, StepFactor: 1,
 		Iters: 20, AggIters: 1, Warmup: 5, Cycles: 1, Check: 1, Average: 1, DeviceCTAs: 16, CTAPolicy: -1,
 		Ops: []reduce.Op{reduce.Sum}, Types: []reduce.DataType{reduce.Float32}, rootSpec: "0", Backend: "embedded",
+		MaxTime: 2 * time.Second,
 	}
 	got := *o
 	got.args = nil
@@ -281,7 +283,7 @@ func TestUsageErrors(t *testing.T) {
 		{AllReduce, []string{"-C", "2"}, []string{"-C/--report_cputime", "0 or 1"}},
 		{AllReduce, []string{"-p", "2"}, []string{"-p/--parallel_init", "0 or 1"}},
 		{AllReduce, []string{"--backend", "nccl"}, []string{"--backend", `"nccl"`, "embedded"}},
-		{AllReduce, []string{"--plot", "x.png"}, []string{"--plot"}},
+		{AllReduce, []string{"--plot", "x.gif"}, []string{"--plot", `".gif"`, ".png, .svg or .pdf"}},
 		{Hypercube, []string{"-g", "3"}, []string{"power-of-two", "3 ranks"}},
 		{Hypercube, []string{"-t", "3", "-g", "2"}, []string{"power-of-two", "6 ranks"}},
 	}

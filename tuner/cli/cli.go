@@ -30,6 +30,9 @@ commands:
   choices     compare the cost model's picks with the fastest measured configs
   table       pick the fastest config per size into a tuning table (and NCCL tuner CSV)
   validate    regret of a tuning table and of the built-in default on held-out measurements
+  plot        draw result files: busBW/algBW/time curves, fitted models, comparisons, winner maps (PNG/SVG/PDF)
+  gate        regression gate: compare a candidate with a baseline (exit 0 pass, 1 regression, 2 bad input)
+  baseline    record result files as a new baseline for gate
 
 Run "tune <command> --help" for a command's flags.
 `
@@ -55,6 +58,12 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return tableCmd(args[1:], stdout, stderr)
 	case "validate":
 		return validateCmd(args[1:], stdout, stderr)
+	case "plot":
+		return plotCmd(args[1:], stdout, stderr)
+	case "gate":
+		return gateCmd(args[1:], stdout, stderr)
+	case "baseline":
+		return baselineCmd(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, Usage)
 		return exitOK

@@ -1,0 +1,77 @@
+package perf
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/gccl/gccl/plots"
+	"github.com/gccl/gccl/results"
+)
+
+// --plot FILE: the busBW curve of the run just done, one curve per
+// configuration swept, drawn from the run's own records (package plots)
+// once the run is over. The format is FILE's extension (PNG, SVG, PDF).
+
+// validatePlot checks --plot's file name when the command line is parsed.
+func validatePlot(o *Options) error {
+	if o.Plot == "" {
+		return nil
+	}
+	if _, err := plots.FormatOf(o.Plot); err != nil {
+		return usagef("invalid --plot: %v", err)
+	}
+	return nil
+}
+
+// checkPlotFile refuses, before anything is measured, a --plot file that
+// exists without --force: a long run must not end unable to write it.
+func checkPlotFile(o *Options) error {
+	if o.Plot == "" || o.Force {
+		return nil
+	}
+	if _, err := os.Stat(o.Plot); err == nil {
+		return fmt.Errorf("%s already exists; refusing to overwrite it: %w (pass --force to overwrite it)", o.Plot, results.ErrExists)
+	}
+	return nil
+}
+
+// keepForPlot keeps a record for the plot, without its per-iteration
+// times (the plot does not use them; a long --precision run has many).
+func (e *engine) keepForPlot(r results.Record) {
+	if e.o.Plot == "" {
+		return
+	}
+	r.IterTimesUs = nil
+	e.plotRecs = append(e.plotRecs, r)
+}
+
+// writePlot draws the kept records to the --plot file.
+func (e *engine) writePlot() error {
+	if e.o.Plot == "" {
+		return nil
+	}
+	format, err := plots.FormatOf(e.o.Plot)
+	if err != nil {
+		return err
+	}
+	fig, err := plots.CurvesFigure(e.plotRecs, plots.Options{CurveOptions: plots.CurveOptions{Metric: plots.BusBW}})
+	if err != nil {
+		return fmt.Errorf("--plot %s: %w", e.o.Plot, err)
+	}
+	create := results.Create
+	if e.o.Force {
+		create = results.CreateForce
+	}
+	f, err := create(e.o.Plot)
+	if err != nil {
+		return fmt.Errorf("--plot: %w", err)
+	}
+	err = plots.Write(f, format, fig, plots.DefaultPage)
+	err = errors.Join(err, f.Close())
+	if err != nil {
+		os.Remove(e.o.Plot) // no half-written image
+		return fmt.Errorf("--plot %s: %w", e.o.Plot, err)
+	}
+	return nil
+}

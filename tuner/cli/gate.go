@@ -1,0 +1,152 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/gccl/gccl/ci"
+)
+
+// gateCmd is `tune gate --baseline FILES --candidate FILES`: the regression
+// gate (package ci). Exit 0 pass, 1 regression, 2 bad input.
+func gateCmd(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("tune gate", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	base := fs.StringArray("baseline", nil, "baseline result files (JSONL, CSV, nccl-tests text or -J JSON); several may follow the flag")
+	cand := fs.StringArray("candidate", nil, "candidate result files; several may follow the flag")
+	thr := fs.String("threshold", "5%", "largest change in the worse direction that passes: 5%, 0.05, or size bands LO-HI=PCT with an optional default, e.g. 8B-64K=15%,64K-=5% (LO inclusive, HI exclusive)")
+	metric := fs.String("metric", "busbw", "what is compared: busbw (higher is better) or time (lower is better)")
+	minSize := fs.String("min-size", "", "leave out sizes below this (e.g. 1K)")
+	norm := fs.String("normalize", "none", "copy: divide busbw by each run's ref_copy_gbps (multiply time by it), so machines of different speeds compare; none")
+	all := fs.Bool("all", false, "list unchanged keys in the table too")
+	requireAll := fs.Bool("require-all", false, "fail when a key is on one side only (default: list such keys)")
+	alpha := fs.Float64("alpha", 0.05, "significance level of the Mann-Whitney U test")
+	md := fs.String("markdown", "", "write the report as Markdown to this file (for PR comments and $GITHUB_STEP_SUMMARY; overwritten)")
+	junit := fs.String("junit", "", "write the report as JUnit XML to this file (one test case per key; overwritten)")
+	jsonOut := fs.String("json", "", "write the report as JSON to this file (overwritten)")
+	tags := fs.StringArray("tag", nil, "configuration of every input file, k=v[,k=v] (proto, algo, channels, buffsize, hosts); FILE@k=v tags one file")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `usage: tune gate --baseline FILES --candidate FILES [flags]
+
+Compares the candidate with the baseline key by key (collective, type, op,
+algorithm, protocol, channels, buffer size, ranks, hosts, size, placement).
+A key regresses when its median moved beyond the threshold in the worse
+direction AND a Mann-Whitney U test finds the sides differ (repeated runs, -N
+cycles or per-iteration samples); without repeats, on the plain ratio.
+Exit status: 0 pass, 1 regression, 2 bad input.
+
+`)
+		fs.PrintDefaults()
+	}
+	if code, ok := parseFlags(fs, fileLists(args, "--baseline", "--candidate"), stderr); !ok {
+		return code
+	}
+	bad := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "tune gate: "+format+"\n", a...)
+		return ci.ExitBadInput
+	}
+	if fs.NArg() > 0 {
+		return bad("unexpected argument %q: give files after --baseline or --candidate", fs.Arg(0))
+	}
+	if len(*base) == 0 || len(*cand) == 0 {
+		return bad("give both --baseline FILES and --candidate FILES")
+	}
+	opt := ci.DefaultOptions()
+	var err error
+	if opt.Thresholds, err = ci.ParseThresholds(*thr); err != nil {
+		return bad("--threshold: %v", err)
+	}
+	if opt.Metric, err = ci.ParseMetric(*metric); err != nil {
+		return bad("--metric: %v", err)
+	}
+	if opt.Normalize, err = ci.ParseNormalization(*norm); err != nil {
+		return bad("--normalize: %v", err)
+	}
+	if opt.MinSize, err = ci.ParseSize(*minSize); err != nil {
+		return bad("--min-size: %v", err)
+	}
+	opt.RequireAll, opt.Alpha = *requireAll, *alpha
+	baseRecs, err := readRecords(*base, *tags)
+	if err != nil {
+		return bad("baseline: %v", err)
+	}
+	candRecs, err := readRecords(*cand, *tags)
+	if err != nil {
+		return bad("candidate: %v", err)
+	}
+	rep, err := ci.Compare(baseRecs, candRecs, opt)
+	if err != nil {
+		return bad("%v", err)
+	}
+	if err := ci.WriteText(stdout, rep, *all); err != nil {
+		return bad("%v", err)
+	}
+	for _, o := range []struct {
+		path  string
+		write func(io.Writer, *ci.Report) error
+	}{{*md, ci.WriteMarkdown}, {*junit, ci.WriteJUnit}, {*jsonOut, ci.WriteJSON}} {
+		if o.path == "" {
+			continue
+		}
+		if err := writeFile(o.path, func(w io.Writer) error { return o.write(w, rep) }); err != nil {
+			return bad("%v", err)
+		}
+	}
+	return rep.ExitCode()
+}
+
+// fileLists lets a flag take several files: "--baseline a b --candidate c"
+// becomes "--baseline a --baseline b --candidate c", so a shell glob after
+// the flag works. A list ends at the next flag or "--".
+func fileLists(args []string, flags ...string) []string {
+	var out []string
+	cur := ""
+	for i, a := range args {
+		switch {
+		case a == "--":
+			return append(out, args[i:]...)
+		case strings.HasPrefix(a, "-"):
+			cur = ""
+			for _, f := range flags {
+				if a == f || strings.HasPrefix(a, f+"=") {
+					cur = f
+				}
+			}
+			out = append(out, a)
+			if cur != "" && a == cur {
+				cur += "?" // the flag's own value comes next
+			}
+			continue
+		}
+		switch {
+		case strings.HasSuffix(cur, "?"):
+			cur = strings.TrimSuffix(cur, "?")
+			out = append(out, a)
+		case cur != "":
+			out = append(out, cur, a)
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// writeFile creates or truncates path and writes it with put.
+func writeFile(path string, put func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	err = put(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
