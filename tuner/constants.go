@@ -37,7 +37,9 @@ func PointsFromRecords(recs []results.Record) (pts []Point, skipped int) {
 		c, err1 := tuning.ParseColl(r.Collective)
 		a, err2 := tuning.ParseAlgo(r.Algorithm)
 		p, err3 := proto.Parse(r.Protocol)
-		if err1 != nil || err2 != nil || err3 != nil || r.Channels < 1 || r.Placement != results.OutOfPlace || r.NRanks < 1 {
+		// A zero-byte operation is a no-op for some collectives (allgather of
+		// fewer bytes than ranks): no latency to learn from.
+		if err1 != nil || err2 != nil || err3 != nil || r.Channels < 1 || r.Placement != results.OutOfPlace || r.NRanks < 1 || r.Size <= 0 {
 			skipped++
 			continue
 		}

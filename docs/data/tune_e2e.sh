@@ -5,6 +5,10 @@
 # from it; and a held-out sweep at the midpoints (16 B..32 MiB by 4x) to
 # validate the table against the built-in default. Resumable: rerun to go
 # on after an interruption. Output in docs/data/tune/.
+#
+# The noise floor: a second held-out sweep, and a table built from the
+# first held-out sweep validated on the second (same sizes, another run):
+# what even a perfect picker scores against run-to-run noise.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=docs/data/tune
@@ -16,4 +20,8 @@ axes=(--colls allreduce,allgather --ranks 2,4 --proto all --algo all --nchannels
 .bin/tune fit "$out/sweep.jsonl" -o "$out/models.json" --force > "$out/fit.txt"
 .bin/tune table "$out/sweep.jsonl" --models "$out/models.json" -o "$out/table.json" --nccl-csv "$out/nccl_tuner.conf" --force > "$out/table.txt"
 .bin/tune validate --table "$out/table.json" "$out/heldout.jsonl" > "$out/validate.txt"
+.bin/tune sweep "${axes[@]}" -b 16 -e 32M -o "$out/heldout2.jsonl"
+.bin/tune table "$out/heldout.jsonl" -o "$out/floor_table.json" --force > /dev/null
+.bin/tune validate --table "$out/floor_table.json" "$out/heldout2.jsonl" > "$out/floor.txt"
 tail -3 "$out/validate.txt"
+tail -3 "$out/floor.txt"

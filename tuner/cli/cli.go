@@ -593,6 +593,7 @@ func validateCmd(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	tablePath := fs.String("table", "", "the tuning table to validate (JSON, from `tune table -o`)")
 	procs := fs.Int("procs", 0, "processors of the process that measured, for the built-in default (default: the records' core count)")
+	model := fs.String("model", "", "cost-model constants for the built-in default where no \"auto\" run was measured (as GCCL_MODEL_FILE; default: the built-in constants)")
 	tags := fs.StringArray("tag", nil, "configuration of every input file, k=v[,k=v] (proto, algo, channels, buffsize, hosts); FILE@k=v tags one file")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
@@ -600,6 +601,13 @@ func validateCmd(args []string, stdout, stderr io.Writer) int {
 	bad := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "tune validate: "+format+"\n", a...)
 		return exitBad
+	}
+	consts := tuning.DefaultConstants()
+	if *model != "" {
+		var err error
+		if consts, err = tuning.LoadConstants(*model); err != nil {
+			return bad("%v", err)
+		}
 	}
 	if *tablePath == "" {
 		return bad("no --table given")
@@ -623,7 +631,7 @@ func validateCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "tune validate: the built-in default is priced only from \"auto\" series (%v; give --procs)\n", err)
 	} else {
-		def = tuner.EmbeddedDefault(recs, tuner.ModelDefault(tuning.DefaultConstants(), p))
+		def = tuner.EmbeddedDefault(recs, tuner.ModelDefault(consts, p))
 	}
 	rep, err := tuner.Validate(tab, tuner.Collect(recs), def)
 	if err != nil {
