@@ -104,11 +104,14 @@ type Waiter struct {
 	// recent one ran out without the word changing: the peer was not
 	// running beside us (both goroutines on one processor while another
 	// sleeps, a convoy that costs a wake-up per operation), and spinning
-	// only delays it. Owned by the waiting goroutine.
-	spinSkip int
+	// only delays it. spinPenalty is the next miss's skip: it doubles with
+	// every miss in a row (a convoy) up to spinBackoff, and a spin that
+	// succeeds resets it, so one late peer (after a barrier) costs a wait
+	// or two of yielding, not hundreds. Both owned by the waiting goroutine.
+	spinSkip, spinPenalty int
 }
 
-// spinBackoff is how many waits skip the long spin after it failed once.
+// spinBackoff is the most waits that skip the long spin after misses.
 const spinBackoff = 256
 
 // NewWaiter returns a waiter bound to an abort signal and a timeout.
@@ -151,10 +154,12 @@ func (w *Waiter) WaitKick(ready func() bool, kick func(), what func() string) er
 	if w.SpinFor > 0 && w.spinSkip == 0 {
 		for i := 1; ; i++ {
 			if ready() {
+				w.spinPenalty = 0
 				return nil
 			}
 			if i%spinIters == 0 && (time.Since(start) > w.SpinFor || w.Abort.Aborted()) {
-				w.spinSkip = spinBackoff
+				w.spinPenalty = min(max(2*w.spinPenalty, 1), spinBackoff)
+				w.spinSkip = w.spinPenalty
 				break
 			}
 		}
