@@ -58,8 +58,11 @@ func (k Key) Config() string {
 // it was taken from (per-iteration times when recorded, else one time per
 // record; several records of the same size and key are pooled).
 type Sample struct {
-	Bytes   int64
-	Us      float64   // median of Times
+	Bytes int64
+	// Us is the median of Times for one record; for several records (runs)
+	// of the same key and size, the median of their medians, so that one
+	// run in a bad state is outvoted rather than pooled in.
+	Us      float64
 	Times   []float64 // the samples, us
 	Sources []string  // where the records came from (file:line when known)
 }
@@ -102,6 +105,7 @@ func Collect(recs []results.Record) []Series {
 		b int64
 	}
 	pooled := map[sk]*Sample{}
+	runMedians := map[sk][]float64{}
 	for _, r := range recs {
 		if r.Placement != results.OutOfPlace {
 			continue
@@ -124,13 +128,14 @@ func Collect(recs []results.Record) []Series {
 			pooled[k] = s
 		}
 		s.Times = append(s.Times, times...)
+		runMedians[k] = append(runMedians[k], median(times))
 		if r.Source != "" {
 			s.Sources = append(s.Sources, r.Source)
 		}
 	}
 	byKey := map[Key]*Series{}
 	for k, s := range pooled {
-		s.Us = median(s.Times)
+		s.Us = median(runMedians[k])
 		se := byKey[k.k]
 		if se == nil {
 			se = &Series{Key: k.k}

@@ -3,7 +3,8 @@
 # allgather for 2 and 4 ranks over every protocol, both algorithms and 1, 2
 # and 4 channels (plus the stack's own choice), 8 B..64 MiB by 4x; a table
 # from it; and a held-out sweep at the midpoints (16 B..32 MiB by 4x) to
-# validate the table against the built-in default. Resumable: rerun to go
+# validate the table against the built-in default. Every configuration is
+# measured in 3 separate runs (--repeat 3). Resumable: rerun to go
 # on after an interruption. Output in docs/data/tune/.
 #
 # The noise floor: a second held-out sweep, and a table built from the
@@ -14,7 +15,7 @@ cd "$(dirname "$0")/../.."
 out=docs/data/tune
 mkdir -p "$out" .bin
 go build -o .bin/tune ./cmd/tune
-axes=(--colls allreduce,allgather --ranks 2,4 --proto all --algo all --nchannels 1,2,4 -f 4 -n 5 -w 3 --precision 2% --max-time 1s)
+axes=(--colls allreduce,allgather --ranks 2,4 --proto all --algo all --nchannels 1,2,4 -f 4 -n 5 -w 3 --precision 2% --max-time 1s --repeat 3)
 .bin/tune sweep "${axes[@]}" -b 8 -e 64M -o "$out/sweep.jsonl"
 .bin/tune sweep "${axes[@]}" -b 16 -e 32M -o "$out/heldout.jsonl"
 .bin/tune fit "$out/sweep.jsonl" -o "$out/models.json" --force > "$out/fit.txt"

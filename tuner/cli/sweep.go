@@ -93,6 +93,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	warmup := fs.IntP("warmup_iters", "w", 3, "warmup iterations")
 	precision := fs.String("precision", "2%", "repeat batches until the median's 95% confidence interval is within this of it")
 	maxTime := fs.Duration("max-time", 2*time.Second, "time cap per point")
+	repeat := fs.Int("repeat", 1, "measure every configuration in this many separate runs (new communicators each time); tune pools them, so one run's bad luck (a goroutine placement that makes every op slower) is outvoted")
 	out := fs.StringP("out", "o", "", "results JSONL; an existing file is resumed (finished points are kept, not redone)")
 	force := fs.Bool("force", false, "start over: overwrite --out instead of resuming")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
@@ -108,6 +109,9 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return bad("unexpected argument %q (flags only)", fs.Arg(0))
 	}
+	if *repeat < 1 {
+		return bad("--repeat %d: want at least 1", *repeat)
+	}
 	plan, err := planSweep(*colls, *ranks, *perHost, *protos, *algos, *chans, *buffs, *auto, *minB, *maxB, *factor)
 	if err != nil {
 		return bad("%v", err)
@@ -120,7 +124,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	} else if err := salvage(*out, part); err != nil {
 		return bad("%v", err)
 	}
-	done := map[tuner.Key]map[int64]bool{}
+	done := map[tuner.Key]map[int64]int{} // records per key and size
 	if !*force {
 		if recs, err := results.ReadFile(*out); err == nil {
 			for _, r := range recs {
@@ -129,9 +133,9 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 				}
 				k := tuner.KeyOf(r)
 				if done[k] == nil {
-					done[k] = map[int64]bool{}
+					done[k] = map[int64]int{}
 				}
-				done[k][r.Size] = true
+				done[k][r.Size]++
 			}
 		} else if !errors.Is(err, os.ErrNotExist) {
 			return bad("cannot resume from %s: %v (use --force to start over)", *out, err)
@@ -141,19 +145,21 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	var todo []block
 	total, skipped := 0, 0
-	for _, b := range plan {
-		var left []int64
-		for _, s := range b.sizes {
-			if done[b.key()][s] {
-				skipped++
-			} else {
-				left = append(left, s)
+	for rep := 0; rep < *repeat; rep++ {
+		for _, b := range plan {
+			var left []int64
+			for _, s := range b.sizes {
+				if done[b.key()][s] > rep {
+					skipped++
+				} else {
+					left = append(left, s)
+				}
 			}
-		}
-		if len(left) > 0 {
-			b.sizes = left
-			todo = append(todo, b)
-			total += len(left)
+			if len(left) > 0 {
+				b.sizes = left
+				todo = append(todo, b)
+				total += len(left)
+			}
 		}
 	}
 	// Runs go in a shuffled (seeded) order: measured in plan order, the

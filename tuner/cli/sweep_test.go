@@ -100,3 +100,25 @@ func TestSweepBadInput(t *testing.T) {
 		}
 	}
 }
+
+// --repeat measures every point in that many separate runs, and resumes by
+// count.
+func TestSweepRepeat(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	args := []string{"sweep", "--colls", "allreduce", "--ranks", "2", "--proto", "LL", "--algo", "Ring",
+		"--auto=false", "-b", "8", "-e", "64", "-f", "8", "-n", "3", "-w", "1", "--max-time", "20ms", "--repeat", "3", "-o", out}
+	if code, stdout, stderr := runCLI(args...); code != 0 || !strings.Contains(stdout, "6 points to measure in 3 runs") {
+		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
+	}
+	recs, err := results.ReadFile(out)
+	if err != nil || len(recs) != 6 {
+		t.Fatalf("%d records (%v), want 2 sizes x 3 runs", len(recs), err)
+	}
+	series := tuner.Collect(recs)
+	if len(series) != 1 || len(series[0].Samples) != 2 {
+		t.Fatalf("series %+v: want one configuration with 2 sizes", series)
+	}
+	if code, stdout, _ := runCLI(args...); code != 0 || !strings.Contains(stdout, "0 points to measure") {
+		t.Fatalf("resume: exit %d:\n%s", code, stdout)
+	}
+}
