@@ -428,11 +428,7 @@ func combine(v []float64, how int) float64 {
 		}
 		return m
 	}
-	s := 0.0
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
+	return mean(v)
 }
 
 // maxOverThreads is each iteration's slowest thread, in us.

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/montanaflynn/stats"
+
 	"github.com/gccl/gccl/results"
 	"github.com/gccl/gccl/tuner"
 )
@@ -278,14 +280,13 @@ func placementName(p string) string {
 	return "an " + p + " measurement"
 }
 
+// median is the median of xs (NaN when empty); xs is left as it is.
 func median(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
+	m, err := stats.Median(xs)
+	if err != nil {
+		return math.NaN()
 	}
-	return (s[n/2-1] + s[n/2]) / 2
+	return m
 }
 
 // sortCurves orders curves by their group values, field by field: "auto"

@@ -7,8 +7,8 @@ package tuner
 import (
 	"fmt"
 	"math"
-	"sort"
 
+	"github.com/montanaflynn/stats"
 	"gonum.org/v1/gonum/optimize"
 
 	"github.com/gccl/gccl/lib/proto"
@@ -139,17 +139,13 @@ func Evaluate(c tuning.Constants, procs int, pts []Point) FitReport {
 	return rep
 }
 
+// median is the median of xs (NaN when empty); xs is left as it is.
 func median(xs []float64) float64 {
-	if len(xs) == 0 {
+	m, err := stats.Median(xs)
+	if err != nil {
 		return math.NaN()
 	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	if n := len(s); n%2 == 1 {
-		return s[n/2]
-	} else {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
+	return m
 }
 
 // FitConstants fits the model's latencies and bandwidths (see knobs) to
