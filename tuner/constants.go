@@ -67,6 +67,9 @@ func PointsFromRecords(recs []results.Record) (pts []Point, skipped int) {
 type knob struct {
 	name string
 	ptrs func(c *tuning.Constants) []*float64 // tied values move together
+	// from is where the fit starts when the start constants leave the
+	// knob off (0); 0 here means 1.
+	from float64
 }
 
 // knobs lists what FitConstants fits. Intra and inter links share their
@@ -77,29 +80,38 @@ func knobs() []knob {
 		for _, p := range proto.All() {
 			ks = append(ks, knob{fmt.Sprintf("base_lat_us.%s.%s", a, p), func(c *tuning.Constants) []*float64 {
 				return []*float64{&c.BaseLatUs[a][p]}
-			}})
+			}, 0})
 			ks = append(ks, knob{fmt.Sprintf("step_lat_us.*.%s.%s", a, p), func(c *tuning.Constants) []*float64 {
 				return []*float64{&c.StepLatUs[tuning.Intra][a][p], &c.StepLatUs[tuning.Inter][a][p]}
-			}})
+			}, 0})
 			if p != proto.Simple {
 				ks = append(ks, knob{fmt.Sprintf("max_channel_bw_gbs.%s.%s", a, p), func(c *tuning.Constants) []*float64 {
 					return []*float64{&c.MaxChannelBwGBs[a][p]}
-				}})
+				}, 0})
 			}
 		}
 	}
 	for _, p := range proto.All() {
 		ks = append(ks, knob{fmt.Sprintf("oversub_step_lat_us.%s", p), func(c *tuning.Constants) []*float64 {
 			return []*float64{&c.OversubStepLatUs[p]}
-		}})
+		}, 0})
 	}
 	ks = append(ks,
 		knob{"channel_bw_gbs.*", func(c *tuning.Constants) []*float64 {
 			return []*float64{&c.ChannelBwGBs[tuning.Intra], &c.ChannelBwGBs[tuning.Inter]}
-		}},
-		knob{"max_host_bw_gbs", func(c *tuning.Constants) []*float64 { return []*float64{&c.MaxHostBwGBs} }},
-		knob{"tree_bw_factor", func(c *tuning.Constants) []*float64 { return []*float64{&c.TreeBwFactor} }},
+		}, 0},
+		knob{"max_host_bw_gbs", func(c *tuning.Constants) []*float64 { return []*float64{&c.MaxHostBwGBs} }, 0},
+		knob{"tree_bw_factor", func(c *tuning.Constants) []*float64 { return []*float64{&c.TreeBwFactor} }, 0},
+		// A few MiB: the last-level cache of the machines at hand.
+		knob{"cache_bytes", func(c *tuning.Constants) []*float64 { return []*float64{&c.CacheBytes} }, 4 << 20},
 	)
+	for _, a := range tuning.Algos() {
+		for _, p := range proto.All() {
+			ks = append(ks, knob{fmt.Sprintf("out_of_cache_bw_factor.%s.%s", a, p), func(c *tuning.Constants) []*float64 {
+				return []*float64{&c.OutOfCacheBwFactor[a][p]}
+			}, 1})
+		}
+	}
 	return ks
 }
 
@@ -163,15 +175,16 @@ func FitConstants(start tuning.Constants, procs int, pts []Point) (tuning.Consta
 	for i, k := range ks {
 		v := *k.ptrs(&start)[0]
 		if v <= 0 {
-			v = 1
+			v = max(k.from, 1)
 		}
 		x0[i] = math.Log(v)
 	}
 	apply := func(x []float64) tuning.Constants {
 		c := start
 		for i, k := range ks {
+			v := math.Exp(x[i])
 			for _, p := range k.ptrs(&c) {
-				*p = math.Exp(x[i])
+				*p = v
 			}
 		}
 		return c

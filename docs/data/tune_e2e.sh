@@ -10,19 +10,25 @@
 # The noise floor: a second held-out sweep, and a table built from the
 # first held-out sweep validated on the second (same sizes, another run):
 # what even a perfect picker scores against run-to-run noise.
+#
+# OUT_DIR picks another output folder (docs/data/tune_h200 for the device
+# host's run); TUNE a prebuilt tune binary (the device host has no Go).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-out=docs/data/tune
+out=${OUT_DIR:-docs/data/tune}
 mkdir -p "$out" .bin
-go build -o .bin/tune ./cmd/tune
+if [[ -z ${TUNE:-} ]]; then
+	go build -o .bin/tune ./cmd/tune
+	TUNE=.bin/tune
+fi
 axes=(--colls allreduce,allgather --ranks 2,4 --proto all --algo all --nchannels 1,2,4 -f 4 -n 5 -w 3 --precision 2% --max-time 1s --repeat 3)
-.bin/tune sweep "${axes[@]}" -b 8 -e 64M -o "$out/sweep.jsonl"
-.bin/tune sweep "${axes[@]}" -b 16 -e 32M -o "$out/heldout.jsonl"
-.bin/tune fit "$out/sweep.jsonl" -o "$out/models.json" --force > "$out/fit.txt"
-.bin/tune table "$out/sweep.jsonl" --models "$out/models.json" -o "$out/table.json" --nccl-csv "$out/nccl_tuner.conf" --force > "$out/table.txt"
-.bin/tune validate --table "$out/table.json" "$out/heldout.jsonl" > "$out/validate.txt"
-.bin/tune sweep "${axes[@]}" -b 16 -e 32M -o "$out/heldout2.jsonl"
-.bin/tune table "$out/heldout.jsonl" -o "$out/floor_table.json" --force > /dev/null
-.bin/tune validate --table "$out/floor_table.json" "$out/heldout2.jsonl" > "$out/floor.txt"
+"$TUNE" sweep "${axes[@]}" -b 8 -e 64M -o "$out/sweep.jsonl"
+"$TUNE" sweep "${axes[@]}" -b 16 -e 32M -o "$out/heldout.jsonl"
+"$TUNE" fit "$out/sweep.jsonl" -o "$out/models.json" --force > "$out/fit.txt"
+"$TUNE" table "$out/sweep.jsonl" --models "$out/models.json" -o "$out/table.json" --nccl-csv "$out/nccl_tuner.conf" --force > "$out/table.txt"
+"$TUNE" validate --points --table "$out/table.json" "$out/heldout.jsonl" > "$out/validate.txt"
+"$TUNE" sweep "${axes[@]}" -b 16 -e 32M -o "$out/heldout2.jsonl"
+"$TUNE" table "$out/heldout.jsonl" -o "$out/floor_table.json" --force > /dev/null
+"$TUNE" validate --points --table "$out/floor_table.json" "$out/heldout2.jsonl" > "$out/floor.txt"
 tail -3 "$out/validate.txt"
 tail -3 "$out/floor.txt"

@@ -174,10 +174,16 @@ func TestDebugInfoLogsEveryOperation(t *testing.T) {
 }
 
 // With nothing forced, every size runs whatever the model picks and gets
-// the exact result: 8 ranks on 8 "hosts" make the model pick trees for
-// small sizes and rings for large ones.
+// the exact result: 8 ranks on 8 "hosts", under constants whose tree runs
+// at a third of the ring's bandwidth, make the model pick trees for small
+// sizes and rings for large ones.
 func TestModelChoicesAreCorrect(t *testing.T) {
-	comms := initT(t, 8, Config{RanksPerHost: 1})
+	file := filepath.Join(t.TempDir(), "model.json")
+	slowTree := `{"version": 1, "tree_bw_factor": 0.3, "out_of_cache_bw_factor": {"Tree": {"LL": 0.5, "LL128": 0.5, "Simple": 0.5}}}`
+	if err := os.WriteFile(file, []byte(slowTree), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	comms := initT(t, 8, Config{RanksPerHost: 1, ModelFile: file})
 	algos := map[string]bool{}
 	for _, count := range []int{1, 64, 4096, 70_000, 1 << 20} {
 		ch := allReduceChoice(t, comms, count)

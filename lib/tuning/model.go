@@ -84,7 +84,9 @@ func ceilLog2(n int) int {
 //	over    = OversubStepLatUs[p] * max(0, perHost*nCh/Cores - 1)              (Cores > 0)
 //	perCh   = min(min(ChannelBwGBs[links used]) * eff[p], MaxChannelBwGBs[a][p] if > 0)
 //	busBw   = min(min(nCh, Cores/perHost) * perCh, MaxHostBwGBs*eff[p]/perHost if > 0) (* TreeBwFactor for Tree)
-//	time    = latency + bytes / (busBw / busBwFactor(c, nRanks))
+//	algBw   = busBw / busBwFactor(c, nRanks)
+//	time    = latency + min(bytes, CacheBytes) / algBw + max(0, bytes - CacheBytes) / (algBw * OutOfCacheBwFactor[a][p])
+//	          (CacheBytes > 0; else latency + bytes / algBw)
 //
 // One rank costs LocalLatUs + bytes/LocalBwGBs whatever a and p.
 func (m *Model) Estimate(c Coll, a Algo, p proto.Protocol, nCh, nRanks, nHosts int, bytes int64) (Estimate, bool) {
@@ -138,9 +140,18 @@ func (m *Model) Estimate(c Coll, a Algo, p proto.Protocol, nCh, nRanks, nHosts i
 	// NCCL converts with nRanks/nsteps for rings and .5 for trees; using
 	// nccl-tests' factor for both is the same for rings and keeps tree and
 	// ring bus bandwidths comparable at small n.
-	e := Estimate{LatUs: lat, BusBwGBs: busBw, AlgBwGBs: busBw / busBwFactor(c, nRanks)}
-	e.Us = lat + b/(e.AlgBwGBs*1e3)
-	return e, finite(e) && e.AlgBwGBs > 0
+	algBw := busBw / busBwFactor(c, nRanks)
+	xfer := b / (algBw * 1e3)
+	if f := k.OutOfCacheBwFactor[a][p]; k.CacheBytes > 0 && b > k.CacheBytes && f > 0 {
+		xfer = k.CacheBytes/(algBw*1e3) + (b-k.CacheBytes)/(algBw*f*1e3)
+	}
+	e := Estimate{LatUs: lat, BusBwGBs: busBw, Us: lat + xfer}
+	// The effective algorithm bandwidth over the whole message.
+	e.AlgBwGBs = algBw
+	if xfer > 0 {
+		e.AlgBwGBs = b / (xfer * 1e3)
+	}
+	return e, finite(e) && algBw > 0
 }
 
 func finite(e Estimate) bool {

@@ -594,6 +594,7 @@ func validateCmd(args []string, stdout, stderr io.Writer) int {
 	tablePath := fs.String("table", "", "the tuning table to validate (JSON, from `tune table -o`)")
 	procs := fs.Int("procs", 0, "processors of the process that measured, for the built-in default (default: the records' core count)")
 	model := fs.String("model", "", "cost-model constants for the built-in default where no \"auto\" run was measured (as GCCL_MODEL_FILE; default: the built-in constants)")
+	points := fs.Bool("points", false, "also list every point: size, fastest measured, the table's and the default's choice and regret")
 	tags := fs.StringArray("tag", nil, "configuration of every input file, k=v[,k=v] (proto, algo, channels, buffsize, hosts); FILE@k=v tags one file")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
@@ -644,6 +645,9 @@ func validateCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		return fmt.Sprintf("%.1f%%", 100*v)
 	}
+	if *points {
+		writePoints(stdout, rep.Points)
+	}
 	t := table.NewWriter()
 	t.SetOutputMirror(stdout)
 	t.SetStyle(table.StyleLight)
@@ -677,6 +681,36 @@ func validateCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, "default: the \"auto\" series where measured, else the built-in cost model's pick (gccl records only)")
 	return exitOK
+}
+
+// writePoints lists validate's points, one row each, for finding where a
+// picker loses.
+func writePoints(w io.Writer, pts []tuner.PointResult) {
+	pct := func(v float64) string {
+		if math.IsNaN(v) {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f%%", 100*v)
+	}
+	us := func(v float64) string {
+		if math.IsNaN(v) {
+			return "-"
+		}
+		return fmt.Sprintf("%.2f", v)
+	}
+	t := table.NewWriter()
+	t.SetOutputMirror(w)
+	t.SetStyle(table.StyleLight)
+	t.AppendHeader(table.Row{"shape", "size", "fastest", "us", "table", "us", "regret", "default", "us", "regret"})
+	for _, p := range pts {
+		def := "-"
+		if p.DefaultOK {
+			def = p.Default.Config()
+		}
+		t.AppendRow(table.Row{p.Shape.String(), results.SizeLabel(p.Bytes), p.Best.Config(), us(p.BestUs),
+			p.Table.Config(), us(p.TableUs), pct(p.TableRegret()), def, us(p.DefaultUs), pct(p.DefaultRegret())})
+	}
+	t.Render()
 }
 
 // parseFlags parses a subcommand's flags; ok is false when the command
