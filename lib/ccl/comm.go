@@ -252,6 +252,7 @@ type Comm struct {
 	freePlans    []*plan                                            // finished plans to reuse
 	ends         map[connKey]*ends                                  // this rank's view of world.conns, without the lock
 	decided      [tuning.NumColls]decidedEntry                      // the last decision per collective
+	force        forced                                             // what decide obeys: Config's, or Force's
 
 	// finished counts plans whose every channel is done. Written (Add) by
 	// the channel goroutine that finishes a plan last; read by Synchronize.
@@ -293,6 +294,7 @@ func InitAll(n int, cfg Config) ([]*Comm, error) {
 	}
 	for r := 0; r < n; r++ {
 		c := &Comm{w: w, rank: r, stop: proto.NewAbort()}
+		c.force = forced{algo: set.algo, proto: set.proto, nChannels: set.nChannels, maxCh: set.maxCh}
 		c.ringConns = make([][proto.NumProtocols]*ringConn, set.maxCh)
 		c.treeConns = make([][proto.NumProtocols]*prims.TreeEnds, set.maxCh)
 		c.syncWaiter = proto.NewWaiter(w.abort, 0)

@@ -35,6 +35,10 @@ type Config struct {
 	Algo string
 	// NChannels forces the channel count (1..64); 0 is auto: min(cores, 4).
 	NChannels int
+	// MaxNChannels is the channels each rank starts (NCCL_MAX_NCHANNELS),
+	// the most any operation may use: 1..64, at least NChannels. 0 starts
+	// NChannels when it is forced, else min(cores, 4).
+	MaxNChannels int
 	// BuffSize, LLBuffSize and LL128BuffSize are the FIFO sizes in bytes of
 	// Simple, LL and LL128; 0 keeps NCCL's defaults (4 MiB, 512 KiB, 4800 KB).
 	BuffSize, LLBuffSize, LL128BuffSize int
@@ -66,11 +70,16 @@ type Config struct {
 	FifoOptions proto.FifoOptions
 }
 
+// DefaultMaxNChannels is the channel count a communicator starts when
+// nothing sets it: one per processor, at most 4.
+func DefaultMaxNChannels() int { return min(runtime.GOMAXPROCS(0), 4) }
+
 // Env variables read by FromEnv.
 const (
 	EnvProto         = "GCCL_PROTO"
 	EnvAlgo          = "GCCL_ALGO"
 	EnvNChannels     = "GCCL_NCHANNELS"
+	EnvMaxNChannels  = "GCCL_MAX_NCHANNELS"
 	EnvBuffSize      = "GCCL_BUFFSIZE"
 	EnvLLBuffSize    = "GCCL_LL_BUFFSIZE"
 	EnvLL128BuffSize = "GCCL_LL128_BUFFSIZE"
@@ -108,6 +117,13 @@ func (c Config) fromLookup(lookup func(string) (string, bool)) (Config, error) {
 			return c, bad(EnvNChannels, v, fmt.Sprintf("want an integer from 1 to %d", MaxChannels))
 		}
 		c.NChannels = n
+	}
+	if v, ok := lookup(EnvMaxNChannels); ok {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1 || n > MaxChannels {
+			return c, bad(EnvMaxNChannels, v, fmt.Sprintf("want an integer from 1 to %d", MaxChannels))
+		}
+		c.MaxNChannels = n
 	}
 	sizes := []struct {
 		env string
@@ -269,9 +285,18 @@ func (c Config) validate() (settings, error) {
 		return s, fmt.Errorf("ccl: Config.NChannels %d is out of range: want 1..%d, or 0 for auto", c.NChannels, MaxChannels)
 	}
 	s.nChannels = c.NChannels
-	s.maxCh = c.NChannels
+	if c.MaxNChannels < 0 || c.MaxNChannels > MaxChannels {
+		return s, fmt.Errorf("ccl: Config.MaxNChannels %d is out of range: want 1..%d, or 0 for NChannels or auto", c.MaxNChannels, MaxChannels)
+	}
+	if c.MaxNChannels > 0 && c.MaxNChannels < c.NChannels {
+		return s, fmt.Errorf("ccl: Config.MaxNChannels %d is below NChannels %d: the forced count must fit (raise MaxNChannels or leave it 0)", c.MaxNChannels, c.NChannels)
+	}
+	s.maxCh = c.MaxNChannels
 	if s.maxCh == 0 {
-		s.maxCh = min(runtime.GOMAXPROCS(0), 4)
+		s.maxCh = c.NChannels
+	}
+	if s.maxCh == 0 {
+		s.maxCh = DefaultMaxNChannels()
 	}
 	for _, b := range []struct {
 		field string

@@ -53,11 +53,11 @@ func (c *Comm) decide(coll Coll, nBytes int64) (decision, error) {
 	if k := &c.decided[tc]; k.valid && k.bytes == nBytes {
 		return k.d, nil
 	}
-	s := &c.w.set
+	s := &c.force
 	if s.algo == tuning.Tree && !tuning.Supports(tc, tuning.Tree) {
-		return decision{}, fmt.Errorf("ccl: %s has no Tree algorithm (forced by GCCL_ALGO or Config.Algo): valid for it is Ring", coll)
+		return decision{}, fmt.Errorf("ccl: %s has no Tree algorithm (forced by GCCL_ALGO, Config.Algo or Comm.Force): valid for it is Ring", coll)
 	}
-	maxCh := len(c.channels)
+	maxCh := min(len(c.channels), s.maxCh)
 	lim := tuning.Limits{MaxChannels: maxCh, Channels: s.nChannels}
 	if s.algo >= 0 {
 		lim.Algos = []tuning.Algo{s.algo}
@@ -100,10 +100,79 @@ func (c *Comm) decide(coll Coll, nBytes int64) (decision, error) {
 	}
 	d.nChannels = min(max(d.nChannels, 1), maxCh)
 	if d.buff == 0 {
-		d.buff = s.buff[d.proto]
+		d.buff = c.w.set.buff[d.proto]
 	}
 	c.decided[tc] = decidedEntry{valid: true, bytes: nBytes, d: d}
 	return d, nil
+}
+
+// forced is what a rank's collectives obey: the communicator's Config, or
+// what Force set since. Owned by the calling goroutine.
+type forced struct {
+	algo      tuning.Algo    // -1: auto
+	proto     proto.Protocol // -1: auto
+	nChannels int            // 0: auto
+	maxCh     int            // the most channels an operation may use
+}
+
+// Forced is what Comm.Force sets: Config's Algo, Proto and NChannels ("",
+// "auto" and 0 leave the choice to the stack) and MaxNChannels, a cap on
+// the channels an operation may use (0: every channel the communicator
+// started).
+type Forced struct {
+	Algo, Proto  string
+	NChannels    int
+	MaxNChannels int
+}
+
+// Force replaces, for this rank's collectives from now on, what the
+// communicator's Config (and GCCL_* variables) forced: the algorithm, the
+// protocol and the channel count, and caps the channels the stack may
+// choose. A tuning table and the cost model decide what is left auto, as
+// at InitAll. Point-to-point operations keep the communicator's settings.
+//
+// Every rank must force the same before its next collective, as every rank
+// passes the same arguments to a collective: ranks that disagree run
+// different schedules, and time out. It is called between operations,
+// outside a group.
+//
+// It exists so that benchmarks compare configurations side by side on one
+// communicator (perf --interleave): on separate communicators the
+// configurations also differ by the state each communicator happens to
+// start in (where its buffers and goroutines land), which moved small
+// operations by 15% from one communicator to the next on the project's VM.
+func (c *Comm) Force(f Forced) error {
+	if err := c.usable(); err != nil {
+		return err
+	}
+	if c.groupDepth > 0 {
+		return fmt.Errorf("ccl: Force inside a group: call it between operations, outside GroupStart/GroupEnd")
+	}
+	p, err := parseProto(f.Proto)
+	if err != nil {
+		return fmt.Errorf("ccl: Force: %w", err)
+	}
+	a, err := parseAlgo(f.Algo)
+	if err != nil {
+		return fmt.Errorf("ccl: Force: %w", err)
+	}
+	started := len(c.channels)
+	if f.NChannels < 0 || f.NChannels > started {
+		return fmt.Errorf("ccl: Force: NChannels %d is out of range: want 1..%d (the channels this communicator started; raise Config.MaxNChannels), or 0 for auto", f.NChannels, started)
+	}
+	if f.MaxNChannels < 0 || f.MaxNChannels > started {
+		return fmt.Errorf("ccl: Force: MaxNChannels %d is out of range: want 1..%d (the channels this communicator started), or 0 for all of them", f.MaxNChannels, started)
+	}
+	if f.MaxNChannels > 0 && f.MaxNChannels < f.NChannels {
+		return fmt.Errorf("ccl: Force: MaxNChannels %d is below NChannels %d", f.MaxNChannels, f.NChannels)
+	}
+	maxCh := f.MaxNChannels
+	if maxCh == 0 {
+		maxCh = started
+	}
+	c.force = forced{algo: a, proto: p, nChannels: f.NChannels, maxCh: maxCh}
+	c.decided = [tuning.NumColls]decidedEntry{}
+	return nil
 }
 
 // decidedEntry caches a collective's last decision.
