@@ -34,6 +34,12 @@ type Comm interface {
 	LastChoice() ccl.Choice
 }
 
+// Forcer is a Comm that switches its forced configuration between
+// operations (ccl.Comm.Force): what --interleave needs.
+type Forcer interface {
+	Force(f ccl.Forced) error
+}
+
 // RunConfig is one point of the sweep axes; zero values mean "auto".
 type RunConfig struct {
 	Proto     string // LL, LL128, Simple, or "" for auto
@@ -44,6 +50,9 @@ type RunConfig struct {
 	RanksPerHost int
 	BuffSize     int64
 	Timeout      time.Duration
+	// MaxNChannels is the channels each rank starts (0: NChannels, or the
+	// stack's default); --interleave starts enough for every configuration.
+	MaxNChannels int
 }
 
 // Label names the configuration in "# Config:" lines and records.
@@ -86,7 +95,8 @@ type Embedded struct{}
 func (Embedded) Name() string { return "embedded" }
 
 func (Embedded) Init(n int, rc RunConfig) ([]Comm, error) {
-	cfg := ccl.Config{Proto: rc.Proto, Algo: rc.Algo, NChannels: rc.NChannels, BuffSize: int(rc.BuffSize), Timeout: rc.Timeout, RanksPerHost: rc.RanksPerHost}
+	cfg := ccl.Config{Proto: rc.Proto, Algo: rc.Algo, NChannels: rc.NChannels, MaxNChannels: rc.MaxNChannels,
+		BuffSize: int(rc.BuffSize), Timeout: rc.Timeout, RanksPerHost: rc.RanksPerHost}
 	comms, err := ccl.InitAll(n, cfg)
 	if err != nil {
 		return nil, err

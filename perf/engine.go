@@ -36,6 +36,8 @@ type measurement struct {
 	iters   []float64 // per-iteration times in us (max over threads), when recorded
 	stop    string    // with --precision: "precision" or "time-cap"
 	chosen  ccl.Choice
+
+	checkedWrong int64 // wrong elements --check-timed saw while timing
 }
 
 type iterStats struct{ minUs, maxUs, p99Us, cvPct, medUs float64 }
@@ -219,52 +221,70 @@ func (r *runner) timeThread(th int, p point, inPlace bool, seed uint64, warm boo
 	return res
 }
 
+// batch times one batch of iters iterations of a point on every thread
+// (timeThread; warm runs the warmup first) and returns each thread's result.
+func (r *runner) batch(p point, inPlace bool, seed uint64, warm bool, iters int) ([]threadResult, error) {
+	results := make([]threadResult, r.o.Threads)
+	var wg sync.WaitGroup
+	for th := 0; th < r.o.Threads; th++ {
+		wg.Add(1)
+		go func(th int) {
+			defer wg.Done()
+			results[th] = r.timeThread(th, p, inPlace, seed, warm, iters)
+		}(th)
+	}
+	wg.Wait()
+	for _, res := range results {
+		if res.err != nil {
+			return nil, res.err
+		}
+	}
+	return results, nil
+}
+
+// add folds one batch into m: its per-thread times (combined with -a when
+// not adaptive), its iterations and the errors --check-timed saw.
+func (r *runner) add(m *measurement, results []threadResult) {
+	secs := make([]float64, 0, len(results))
+	for _, res := range results {
+		secs = append(secs, res.sec)
+		m.checkedWrong += res.wrong
+	}
+	if r.o.PerIter != 0 || r.o.CheckTimed {
+		m.iters = append(m.iters, maxOverThreads(results)...)
+	}
+	if r.o.Precision <= 0 {
+		m.timeUs = combine(secs, r.o.Average) * 1e6
+	} else {
+		// Adaptive: the time is the mean of every iteration's slowest
+		// thread, over all batches.
+		m.timeUs = mean(m.iters)
+	}
+}
+
 // measure times one placement of a point on every thread and combines the
 // times with -a, then runs the -c checks and the -K repeats.
 func (r *runner) measure(p point, inPlace bool) (measurement, error) {
 	o := r.o
-	seed := pointSeed(p, inPlace)
-	if o.CheckTimed && r.fit(p) < o.AggIters {
-		return measurement{}, usagef("--check-timed with -m %d needs %d slots of %d bytes per buffer, but only %d fit in -e %d: lower -m or raise -e",
-			o.AggIters, o.AggIters, r.slotBytes(p), r.fit(p), o.MaxBytes)
+	if err := r.checkTimedFits(p); err != nil {
+		return measurement{}, err
 	}
+	seed := pointSeed(p, inPlace)
 	var m measurement
-	var secs []float64
-	var checkedWrong int64
 	began := time.Now()
 	// Adaptive batches double: every batch starts behind a barrier, whose
 	// wake-ups disturb its first operations, so few long batches measure
 	// the steady state better than many short ones.
 	iters := o.Iters
 	for batch := 0; ; batch, iters = batch+1, min(2*iters, 1<<16) {
-		results := make([]threadResult, o.Threads)
-		var wg sync.WaitGroup
-		for th := 0; th < o.Threads; th++ {
-			wg.Add(1)
-			go func(th int) {
-				defer wg.Done()
-				results[th] = r.timeThread(th, p, inPlace, seed, batch == 0, iters)
-			}(th)
+		results, err := r.batch(p, inPlace, seed, batch == 0, iters)
+		if err != nil {
+			return m, err
 		}
-		wg.Wait()
-		secs = secs[:0]
-		for _, res := range results {
-			if res.err != nil {
-				return m, res.err
-			}
-			secs = append(secs, res.sec)
-			checkedWrong += res.wrong
-		}
-		if o.PerIter != 0 || o.CheckTimed {
-			m.iters = append(m.iters, maxOverThreads(results)...)
-		}
+		r.add(&m, results)
 		if o.Precision <= 0 {
-			m.timeUs = combine(secs, o.Average) * 1e6
 			break
 		}
-		// Adaptive: the time is the mean of every iteration's slowest
-		// thread, over all batches.
-		m.timeUs = mean(m.iters)
 		if medianWithin(m.iters, o.Precision) {
 			m.stop = "precision"
 			break
@@ -274,18 +294,33 @@ func (r *runner) measure(p point, inPlace bool) (measurement, error) {
 			break
 		}
 	}
+	m.chosen = r.comms[0].LastChoice()
+	return m, r.finish(&m, p, inPlace, seed)
+}
+
+// checkTimedFits checks that --check-timed's slots fit the buffers.
+func (r *runner) checkTimedFits(p point) error {
+	if o := r.o; o.CheckTimed && r.fit(p) < o.AggIters {
+		return usagef("--check-timed with -m %d needs %d slots of %d bytes per buffer, but only %d fit in -e %d: lower -m or raise -e",
+			o.AggIters, o.AggIters, r.slotBytes(p), r.fit(p), o.MaxBytes)
+	}
+	return nil
+}
+
+// finish computes m's per-iteration statistics and runs the -c checks and
+// the -K repeats of a measured point.
+func (r *runner) finish(m *measurement, p point, inPlace bool, seed uint64) error {
+	o := r.o
 	if o.PerIter != 0 {
 		m.iter = stats(m.iters)
 	}
-	m.chosen = r.comms[0].LastChoice()
-
 	m.wrong = -1
 	if (o.Check > 0 || o.CheckTimed) && !(inPlace && r.t.naInPlace) {
-		m.wrong = checkedWrong
+		m.wrong = m.checkedWrong
 		for c := 0; c < o.Check; c++ {
 			w, err := r.checkOnce(p, inPlace, seed+uint64(c)*0x9e3779b97f4a7c15)
 			if err != nil {
-				return m, err
+				return err
 			}
 			m.wrong += w
 		}
@@ -293,11 +328,105 @@ func (r *runner) measure(p point, inPlace bool) (measurement, error) {
 	if o.Bitwise > 0 {
 		d, err := r.bitwise(p, inPlace, seed)
 		if err != nil {
-			return m, err
+			return err
 		}
 		m.bitdiff = d
 	}
-	return m, nil
+	return nil
+}
+
+// measureInterleaved times one placement of a point under every forced
+// configuration on the same communicators, side by side: round after round
+// each configuration runs a batch, in an order rotated every round, so a
+// slow spell of the machine or of the communicators hits them all alike.
+// A configuration's batch doubles until it lasts interleaveBatch. Without
+// --precision every configuration runs one batch of -n iterations; with
+// it, rounds go on (at least minRounds) until every configuration's median
+// is within the precision or MaxTime per configuration has been spent.
+func (r *runner) measureInterleaved(p point, inPlace bool, forces []ccl.Forced) ([]measurement, error) {
+	o := r.o
+	if err := r.checkTimedFits(p); err != nil {
+		return nil, err
+	}
+	seed := pointSeed(p, inPlace)
+	k := len(forces)
+	ms := make([]measurement, k)
+	iters := make([]int, k)
+	for i := range iters {
+		iters[i] = o.Iters
+	}
+	began := time.Now()
+	budget := o.MaxTime * time.Duration(k)
+	for round := 0; ; round++ {
+		for j := 0; j < k; j++ {
+			i := (j + round) % k
+			if err := r.force(forces[i]); err != nil {
+				return nil, err
+			}
+			// Every batch warms up: the switch leaves the last
+			// configuration's connections and caches behind.
+			t0 := time.Now()
+			results, err := r.batch(p, inPlace, seed, true, iters[i])
+			if err != nil {
+				return nil, err
+			}
+			if time.Since(t0) < interleaveBatch {
+				iters[i] = min(2*iters[i], 1<<16)
+			}
+			r.add(&ms[i], results)
+			ms[i].chosen = r.comms[0].LastChoice()
+		}
+		if o.Precision <= 0 {
+			break
+		}
+		if round+1 < minRounds {
+			continue
+		}
+		all := true
+		for i := range ms {
+			all = all && medianWithin(ms[i].iters, o.Precision)
+		}
+		if all || time.Since(began) >= budget {
+			for i := range ms {
+				ms[i].stop = "time-cap"
+				if medianWithin(ms[i].iters, o.Precision) {
+					ms[i].stop = "precision"
+				}
+			}
+			break
+		}
+	}
+	for i := range ms {
+		if err := r.force(forces[i]); err != nil {
+			return nil, err
+		}
+		if err := r.finish(&ms[i], p, inPlace, seed); err != nil {
+			return nil, err
+		}
+	}
+	return ms, nil
+}
+
+// interleaveBatch is how long an interleaved batch grows to: long enough
+// that its warmup and barrier cost little, short enough for many rounds.
+const interleaveBatch = time.Millisecond
+
+// minRounds is the fewest rounds an adaptive interleaved measurement runs,
+// so that every configuration's samples span the same stretch of time.
+const minRounds = 3
+
+// force makes every rank run the forced configuration f from now on.
+func (r *runner) force(f ccl.Forced) error {
+	for _, c := range r.comms {
+		fc, ok := c.(Forcer)
+		if !ok {
+			return usagef("--interleave needs a backend that switches configurations per operation (embedded)")
+		}
+		if err := fc.Force(f); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkOnce fills inputs, runs one operation on every rank and counts the

@@ -112,10 +112,18 @@ func (e *engine) run() (int, error) {
 	e.prog = newProgress(e.errw, units)
 	defer e.prog.done()
 
-	for _, rc := range configs {
-		code, err := e.runConfig(rc, sizes, ops, roots, len(configs) > 1 || o.hasAxes())
-		if err != nil {
-			return code, err
+	label := len(configs) > 1 || o.hasAxes()
+	if o.Interleave {
+		for _, g := range interleaveGroups(configs) {
+			if code, err := e.runInterleaved(g, sizes, ops, roots, label); err != nil {
+				return code, err
+			}
+		}
+	} else {
+		for _, rc := range configs {
+			if code, err := e.runConfig(rc, sizes, ops, roots, label); err != nil {
+				return code, err
+			}
 		}
 	}
 	if err := e.sink.finish(e.footerFields()); err != nil {
@@ -164,18 +172,114 @@ func (e *engine) runConfig(rc RunConfig, sizes []int64, ops []reduce.Op, roots [
 	return exitOK, nil
 }
 
+// runInterleaved runs every cycle, type, op, root and size of configs on
+// one set of communicators, measuring the configurations side by side at
+// each size (runner.measureInterleaved). Records go out as each size is
+// done; the table of each configuration prints at the end, as runConfig's
+// would.
+func (e *engine) runInterleaved(configs []RunConfig, sizes []int64, ops []reduce.Op, roots []int, label bool) (int, error) {
+	o := e.o
+	start := configs[0]
+	start.Proto, start.Algo, start.NChannels = "", "", 0
+	start.MaxNChannels = 1
+	forces := make([]ccl.Forced, len(configs))
+	for i, rc := range configs {
+		forces[i] = forcedOf(rc)
+		start.MaxNChannels = max(start.MaxNChannels, rc.NChannels, forces[i].MaxNChannels)
+	}
+	comms, err := e.be.Init(e.n, start)
+	if err != nil {
+		return exitInvalidUsage, fmt.Errorf("interleaved configs: %w", err)
+	}
+	defer func() {
+		for _, c := range comms {
+			c.Destroy()
+		}
+	}()
+	r := &runner{t: e.t, o: o, comms: comms, bar: newBarrier(o.Threads)}
+	r.bufs = allocBuffers(e.n, o.MaxBytes, o.Unalign)
+	rows := make([][]string, len(configs))
+	for cycle := 0; o.Cycles == 0 || cycle < o.Cycles; cycle++ {
+		for _, dt := range o.Types {
+			for _, op := range ops {
+				for _, root := range roots {
+					for _, size := range sizes {
+						p := point{size: size, dt: dt, op: op, root: root}
+						p.param, p.bytes = e.t.Counts(size, dt.Size(), e.n)
+						var ms [2][]measurement
+						for k, inPlace := range e.placements() {
+							if ms[k], err = r.measureInterleaved(p, inPlace, forces); err != nil {
+								return exitCode(err), fmt.Errorf("interleaved configs: %w", err)
+							}
+						}
+						for i, rc := range configs {
+							var mine [2]*measurement
+							for k := range ms {
+								if ms[k] != nil {
+									mine[k] = &ms[k][i]
+								}
+							}
+							row, err := e.pointRow(rc, p, mine)
+							if err != nil {
+								return exitInternal, err
+							}
+							rows[i] = append(rows[i], row)
+							e.prog.step()
+						}
+					}
+				}
+			}
+		}
+	}
+	for i, rc := range configs {
+		if label {
+			fmt.Fprintf(e.out, "# Config: %s\n", rc.Label())
+		}
+		fmt.Fprint(e.out, resultHeader(o.CPUTime != 0, o.Timestamps != 0, o.PerIter != 0, o.Bitwise > 0))
+		for _, row := range rows[i] {
+			fmt.Fprintln(e.out, row)
+		}
+	}
+	return exitOK, nil
+}
+
 // runPoint measures both placements of one point and prints its row.
 func (e *engine) runPoint(r *runner, rc RunConfig, p point) error {
-	var row strings.Builder
-	row.WriteString(rowPreamble(p.bytes, int64(p.param), p.dt.String(), opName(e.t, p.op.String()), p.root))
-	for _, inPlace := range []bool{false, true} {
-		if inPlace && e.o.OutOfPlaceOnly {
-			fmt.Fprintf(&row, "  %7s  %6s  %6s  %6s", "-", "-", "-", "-")
-			break
-		}
+	var ms [2]*measurement
+	for k, inPlace := range e.placements() {
 		m, err := r.measure(p, inPlace)
 		if err != nil {
 			return err
+		}
+		ms[k] = &m
+	}
+	row, err := e.pointRow(rc, p, ms)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(e.out, row)
+	return nil
+}
+
+// placements are the placements measured: out of place, then in place
+// unless --out-of-place-only.
+func (e *engine) placements() []bool {
+	if e.o.OutOfPlaceOnly {
+		return []bool{false}
+	}
+	return []bool{false, true}
+}
+
+// pointRow records the measurements of one point (ms: out of place, in
+// place; nil when not measured) and returns its table row.
+func (e *engine) pointRow(rc RunConfig, p point, ms [2]*measurement) (string, error) {
+	var row strings.Builder
+	row.WriteString(rowPreamble(p.bytes, int64(p.param), p.dt.String(), opName(e.t, p.op.String()), p.root))
+	for k, inPlace := range []bool{false, true} {
+		m := ms[k]
+		if m == nil {
+			fmt.Fprintf(&row, "  %7s  %6s  %6s  %6s", "-", "-", "-", "-")
+			break
 		}
 		algBw, busBw := e.t.BusBw(p.param, p.dt.Size(), e.n, m.timeUs/1e6)
 		row.WriteString(placementCols{timeUs: m.timeUs, algBw: algBw, busBw: busBw, wrong: m.wrong, bitdiff: m.bitdiff, iter: m.iter}.format(e.o.Bitwise > 0))
@@ -184,17 +288,16 @@ func (e *engine) runPoint(r *runner, rc RunConfig, p point) error {
 		if m.wrong > 0 {
 			e.wrong += m.wrong
 		}
-		rec := e.record(rc, p, inPlace, m, algBw, busBw)
+		rec := e.record(rc, p, inPlace, *m, algBw, busBw)
 		e.keepForPlot(rec)
 		if err := e.sink.add(rec); err != nil {
-			return err
+			return "", err
 		}
 	}
 	if e.o.Timestamps != 0 {
 		fmt.Fprintf(&row, "%21s", time.Now().Format("2006-01-02 15:04:05"))
 	}
-	fmt.Fprintln(e.out, row.String())
-	return nil
+	return row.String(), nil
 }
 
 // record builds the result record of one placement.
@@ -214,7 +317,7 @@ func (e *engine) record(rc RunConfig, p point, inPlace bool, m measurement, algB
 		ChosenBy: m.chosen.Source, PredictedUs: m.chosen.PredictedUs,
 		Placement: place, Size: p.bytes, Count: int64(p.param),
 		Iterations: e.o.Iters, AggIters: e.o.AggIters, TimeUs: m.timeUs, StopReason: m.stop,
-		AlgBw: algBw, BusBw: busBw, Wrong: m.wrong, RefCopyGBps: e.refCopy,
+		AlgBw: algBw, BusBw: busBw, Wrong: m.wrong, RefCopyGBps: e.refCopy, Interleaved: e.o.Interleave,
 		Env: results.FilterEnv(os.Environ()),
 	}
 	r.ChosenBuff = rc.BuffSize
@@ -389,6 +492,14 @@ func (o *Options) configs() []RunConfig {
 		buffs = []int64{0}
 	}
 	var out []RunConfig
+	if len(o.ConfigList) > 0 {
+		for _, rc := range o.ConfigList {
+			for _, b := range buffs {
+				out = append(out, RunConfig{Proto: rc.Proto, Algo: rc.Algo, NChannels: rc.NChannels, BuffSize: b, Timeout: o.timeout(), RanksPerHost: o.RanksPerHost})
+			}
+		}
+		return out
+	}
 	for _, p := range protos {
 		for _, a := range algos {
 			for _, c := range chans {
@@ -402,7 +513,36 @@ func (o *Options) configs() []RunConfig {
 }
 
 func (o *Options) hasAxes() bool {
-	return len(o.Protos)+len(o.Algos)+len(o.Channels)+len(o.BuffSizes) > 0
+	return len(o.Protos)+len(o.Algos)+len(o.Channels)+len(o.BuffSizes)+len(o.ConfigList) > 0
+}
+
+// interleaveGroups splits configs into the sets --interleave measures on one
+// set of communicators: those that share a buffer size (a communicator's
+// FIFOs have one), in order of first appearance.
+func interleaveGroups(configs []RunConfig) [][]RunConfig {
+	var groups [][]RunConfig
+	at := map[int64]int{}
+	for _, rc := range configs {
+		i, ok := at[rc.BuffSize]
+		if !ok {
+			i = len(groups)
+			at[rc.BuffSize] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], rc)
+	}
+	return groups
+}
+
+// forcedOf is what a rank is forced to for configuration rc on a
+// communicator started for several: an auto channel count is capped at the
+// stack's default, so "auto" decides as a communicator of its own would.
+func forcedOf(rc RunConfig) ccl.Forced {
+	f := ccl.Forced{Algo: rc.Algo, Proto: rc.Proto, NChannels: rc.NChannels}
+	if rc.NChannels == 0 {
+		f.MaxNChannels = ccl.DefaultMaxNChannels()
+	}
+	return f
 }
 
 // exitCode maps an error from the stack to nccl-tests' result codes.

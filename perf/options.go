@@ -71,6 +71,13 @@ type Options struct {
 	Channels   []int    // --nchannels
 	BuffSizes  []int64  // --buffsize
 	CheckTimed bool     // --check-timed
+	// ConfigList is --configs: explicit configurations (algorithm,
+	// protocol and channels; "" and 0 auto) instead of the product of
+	// --proto, --algo and --nchannels.
+	ConfigList []RunConfig
+	// Interleave measures the configurations side by side on one set of
+	// communicators (--interleave).
+	Interleave bool
 	// Precision > 0 repeats batches of -n timed iterations until the 95%
 	// confidence interval of the median iteration time lies within
 	// Precision of the median, or MaxTime has been spent on the point
@@ -100,7 +107,7 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	fs.SetOutput(stderr)
 	fs.SortFlags = false
 	var minB, maxB, stepB, op, dt, root string
-	var protos, algos, channels, buffs, precision string
+	var protos, algos, channels, buffs, precision, configList string
 	fs.IntVarP(&o.Threads, "nthreads", "t", 1, "threads per process")
 	fs.IntVarP(&o.RanksPerThread, "ngpus", "g", 1, "ranks per thread (GPUs per thread in nccl-tests)")
 	fs.IntVar(&o.RanksPerHost, "ranks-per-host", 0, "group the ranks into hosts of this many ranks, as if on separate machines (trees and the cost model see hosts); 0 = one host")
@@ -141,6 +148,8 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	fs.StringVar(&algos, "algo", "", "sweep algorithms: Ring, Tree (allreduce only) or all (those the collective has)")
 	fs.StringVar(&channels, "nchannels", "", "sweep channel counts, e.g. 1,2,4")
 	fs.StringVar(&buffs, "buffsize", "", "sweep Simple buffer sizes, e.g. 1M,4M")
+	fs.StringVar(&configList, "configs", "", "explicit configurations ALGO/PROTO/CHANNELS, any part auto, e.g. auto,Ring/LL/1,Tree/Simple/4 (instead of --proto/--algo/--nchannels)")
+	fs.BoolVar(&o.Interleave, "interleave", false, "measure the configurations side by side on one set of communicators: at each size every configuration runs in turn, round after round (embedded backend)")
 	fs.BoolVar(&o.CheckTimed, "check-timed", false, "verify the data of every timed iteration too")
 	fs.StringVar(&o.Out, "out", "", "write result records as JSONL to this file")
 	fs.StringVar(&o.CSV, "csv", "", "write result records as CSV to this file")
@@ -191,6 +200,12 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	}
 	if o.BuffSizes, err = parseBuffSizes(buffs); err != nil {
 		return nil, err
+	}
+	if o.ConfigList, err = parseConfigList(configList); err != nil {
+		return nil, err
+	}
+	if len(o.ConfigList) > 0 && len(o.Protos)+len(o.Algos)+len(o.Channels) > 0 {
+		return nil, usagef("--configs lists whole configurations: give it or --proto/--algo/--nchannels, not both")
 	}
 	return o, o.validate()
 }
@@ -355,6 +370,57 @@ func parseList(flag, s string, valid []string) ([]string, error) {
 	return out, nil
 }
 
+// parseConfigList reads --configs: comma-separated ALGO/PROTO/CHANNELS
+// triples, each part a name or auto; "auto" alone is all auto.
+func parseConfigList(s string) ([]RunConfig, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []RunConfig
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		bad := func(why string) error {
+			return usagef("invalid --configs entry %q: %s (want ALGO/PROTO/CHANNELS, each part a value or auto, e.g. Ring/LL128/2 or Tree/auto/auto; or auto)", f, why)
+		}
+		if strings.EqualFold(f, "auto") {
+			out = append(out, RunConfig{})
+			continue
+		}
+		parts := strings.Split(f, "/")
+		if len(parts) != 3 {
+			return nil, bad("not three parts")
+		}
+		var rc RunConfig
+		pick := func(v string, valid []string) (string, bool) {
+			if strings.EqualFold(v, "auto") {
+				return "", true
+			}
+			for _, x := range valid {
+				if strings.EqualFold(v, x) {
+					return x, true
+				}
+			}
+			return "", false
+		}
+		var ok bool
+		if rc.Algo, ok = pick(parts[0], []string{"Ring", "Tree"}); !ok {
+			return nil, bad("unknown algorithm (valid: Ring, Tree, auto)")
+		}
+		if rc.Proto, ok = pick(parts[1], []string{"LL", "LL128", "Simple"}); !ok {
+			return nil, bad("unknown protocol (valid: LL, LL128, Simple, auto)")
+		}
+		if !strings.EqualFold(parts[2], "auto") {
+			n, err := strconv.Atoi(parts[2])
+			if err != nil || n < 1 || n > ccl.MaxChannels {
+				return nil, bad(fmt.Sprintf("channels must be 1..%d or auto", ccl.MaxChannels))
+			}
+			rc.NChannels = n
+		}
+		out = append(out, rc)
+	}
+	return out, nil
+}
+
 func parseChannels(s string) ([]int, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, nil
@@ -407,6 +473,11 @@ func parseSize(s string) (int64, error) { return ccl.ParseSize(s) }
 func (o *Options) fitAlgos(coll string) error {
 	if coll == "allreduce" {
 		return nil
+	}
+	for _, rc := range o.ConfigList {
+		if rc.Algo == "Tree" {
+			return usagef("invalid --configs entry with Tree: %s has no tree algorithm (valid: Ring, auto)", coll)
+		}
 	}
 	var keep []string
 	for _, a := range o.Algos {

@@ -77,6 +77,11 @@ func formatCell(v reflect.Value) string {
 		return strconv.FormatInt(v.Int(), 10)
 	case reflect.Float64:
 		return strconv.FormatFloat(v.Float(), 'g', -1, 64)
+	case reflect.Bool:
+		if !v.Bool() {
+			return "" // like omitempty
+		}
+		return "true"
 	case reflect.Slice: // []float64
 		parts := make([]string, v.Len())
 		for i := range parts {
@@ -117,6 +122,12 @@ func parseCell(v reflect.Value, s string) error {
 			return &cellError{msg: fmt.Sprintf("invalid number %q", s)}
 		}
 		v.SetFloat(f)
+	case reflect.Bool:
+		b, err := strconv.ParseBool(strings.TrimSpace(s))
+		if err != nil {
+			return &cellError{msg: fmt.Sprintf("invalid boolean %q (want true or false)", s)}
+		}
+		v.SetBool(b)
 	case reflect.Slice:
 		parts := strings.Split(s, ";")
 		fs := make([]float64, len(parts))

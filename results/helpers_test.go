@@ -54,7 +54,7 @@ func rec(coll string, size int64, placement string) Record {
 		BusBw:       1.5 * float64(size) / 12.5e3,
 		Wrong:       0,
 		IterTimesUs: []float64{11.5, 12.25, 14.75, 1.0 / 3},
-		StopReason:  "precision",
+		StopReason:  "precision", Interleaved: true,
 		RefCopyGBps: 9.875,
 		Env:         map[string]string{"GCCL_ALGO": "Ring", "NCCL_PROTO": "Simple", "GCCL_NOTE": `a;b\c=d`},
 	}

@@ -75,6 +75,9 @@ type Record struct {
 	IterTimesUs []float64 `json:"iter_times_us,omitempty"`
 	// StopReason says why iterations stopped when they adapt: "precision" or "time-cap".
 	StopReason string `json:"stop_reason,omitempty"`
+	// Interleaved says the configuration was measured side by side with
+	// the run's others on one set of communicators (perf --interleave).
+	Interleaved bool `json:"interleaved,omitempty"`
 
 	// RefCopyGBps is single-goroutine copy() bandwidth measured once at start
 	// on this machine, so results can be normalised across machines.
