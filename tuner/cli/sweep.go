@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -42,21 +44,120 @@ type sweepConfig struct {
 
 func (c sweepConfig) auto() bool { return c == sweepConfig{} }
 
-func (c sweepConfig) flags() []string {
-	var f []string
-	if c.proto != "" {
-		f = append(f, "--proto", c.proto)
+// spec is the configuration as perf's --configs names it (the buffer size
+// goes separately).
+func (c sweepConfig) spec() string {
+	if c.proto == "" && c.algo == "" && c.nch == 0 {
+		return "auto"
 	}
-	if c.algo != "" {
-		f = append(f, "--algo", c.algo)
+	or := func(s string) string {
+		if s == "" {
+			return "auto"
+		}
+		return s
 	}
+	ch := "auto"
 	if c.nch > 0 {
-		f = append(f, "--nchannels", strconv.Itoa(c.nch))
+		ch = strconv.Itoa(c.nch)
 	}
-	if c.buff > 0 {
-		f = append(f, "--buffsize", strconv.FormatInt(c.buff, 10))
+	return or(c.algo) + "/" + or(c.proto) + "/" + ch
+}
+
+// sweepRun is one perf run of a sweep: the blocks of one shape and buffer
+// size it measures, side by side with --interleave, else one block.
+type sweepRun struct {
+	blocks []block
+	sizes  []int64 // every size any block still needs, ascending
+	points int     // sizes still needed, summed over the blocks
+}
+
+// groupRuns makes the runs of todo (blocks of one repetition, in plan
+// order): with interleave the blocks of a shape and buffer size share a
+// run, else each block is a run.
+func groupRuns(todo []block, interleave bool) []sweepRun {
+	type shape struct {
+		test            *perf.Test
+		nRanks, perHost int
+		buff            int64
 	}
-	return f
+	var runs []sweepRun
+	at := map[shape]int{}
+	for _, b := range todo {
+		k := shape{b.test, b.nRanks, b.perHost, b.cfg.buff}
+		i, ok := at[k]
+		if !ok || !interleave {
+			i = len(runs)
+			at[k] = i
+			runs = append(runs, sweepRun{})
+		}
+		r := &runs[i]
+		r.blocks = append(r.blocks, b)
+		r.points += len(b.sizes)
+		r.sizes = mergeSizes(r.sizes, b.sizes)
+	}
+	return runs
+}
+
+// mergeSizes is the sorted union of two ascending size lists.
+func mergeSizes(a, b []int64) []int64 {
+	out := make([]int64, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || (i < len(a) && a[i] < b[j]):
+			out = append(out, a[i])
+			i++
+		case i == len(a) || b[j] < a[i]:
+			out = append(out, b[j])
+			j++
+		default:
+			out = append(out, a[i])
+			i, j = i+1, j+1
+		}
+	}
+	return out
+}
+
+// args are the perf arguments of the run.
+func (r sweepRun) args(iters, warmup int, factor int64, precision string, maxTime time.Duration, interleave bool, out string) []string {
+	b := r.blocks[0]
+	specs := make([]string, len(r.blocks))
+	for i, b := range r.blocks {
+		specs[i] = b.cfg.spec()
+	}
+	args := []string{"-t", strconv.Itoa(b.nRanks), "--ranks-per-host", strconv.Itoa(b.perHost),
+		"-b", strconv.FormatInt(r.sizes[0], 10), "-e", strconv.FormatInt(r.sizes[len(r.sizes)-1], 10),
+		"-f", strconv.FormatInt(factor, 10), "-n", strconv.Itoa(iters), "-w", strconv.Itoa(warmup), "-c", "0",
+		"--precision", precision, "--max-time", maxTime.String(), "--out-of-place-only", "--out", out, "--force",
+		"--configs", strings.Join(specs, ",")}
+	if b.cfg.buff > 0 {
+		args = append(args, "--buffsize", strconv.FormatInt(b.cfg.buff, 10))
+	}
+	if interleave {
+		args = append(args, "--interleave")
+	}
+	return args
+}
+
+// wanted reports whether r is a point the run was for: a run of several
+// blocks measures every size any of them needs, and a block that had some
+// of those sizes already keeps its old records of them.
+func (r sweepRun) wanted(rec results.Record) bool {
+	k := tuner.KeyOf(rec)
+	for _, b := range r.blocks {
+		if b.key() == k {
+			return slices.Contains(b.sizes, rec.Size)
+		}
+	}
+	return false
+}
+
+// label names the run in progress lines.
+func (r sweepRun) label() string {
+	if len(r.blocks) == 1 {
+		return r.blocks[0].key().Shape.String() + " " + r.blocks[0].key().Config()
+	}
+	return fmt.Sprintf("%s, %d configurations side by side", r.blocks[0].key().Shape, len(r.blocks))
 }
 
 // key is the tuner.Key the block's records will have.
@@ -93,6 +194,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	warmup := fs.IntP("warmup_iters", "w", 3, "warmup iterations")
 	precision := fs.String("precision", "2%", "repeat batches until the median's 95% confidence interval is within this of it")
 	maxTime := fs.Duration("max-time", 2*time.Second, "time cap per point")
+	interleave := fs.Bool("interleave", true, "measure a shape's configurations side by side on one set of communicators, round after round at each size (perf --interleave): a slow spell of the machine or of one set of communicators then hits every configuration alike; false gives each configuration communicators of its own")
 	repeat := fs.Int("repeat", 1, "measure every configuration in this many separate runs (new communicators each time); tune pools them, so one run's bad luck (a goroutine placement that makes every op slower) is outvoted")
 	out := fs.StringP("out", "o", "", "results JSONL; an existing file is resumed (finished points are kept, not redone)")
 	force := fs.Bool("force", false, "start over: overwrite --out instead of resuming")
@@ -121,7 +223,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	part := filepath.Join(filepath.Dir(*out), "."+filepath.Base(*out)+".part")
 	if *force {
 		os.Remove(part)
-	} else if err := salvage(*out, part); err != nil {
+	} else if err := salvage(*out, part, nil); err != nil {
 		return bad("%v", err)
 	}
 	done := map[tuner.Key]map[int64]int{} // records per key and size
@@ -143,9 +245,10 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	} else if err := os.Remove(*out); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return bad("%v", err)
 	}
-	var todo []block
+	var todo []sweepRun
 	total, skipped := 0, 0
 	for rep := 0; rep < *repeat; rep++ {
+		var blocks []block
 		for _, b := range plan {
 			var left []int64
 			for _, s := range b.sizes {
@@ -157,10 +260,11 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 			}
 			if len(left) > 0 {
 				b.sizes = left
-				todo = append(todo, b)
+				blocks = append(blocks, b)
 				total += len(left)
 			}
 		}
+		todo = append(todo, groupRuns(blocks, *interleave)...)
 	}
 	// Runs go in a shuffled (seeded) order: measured in plan order, the
 	// first configuration of every shape always ran right after the last
@@ -172,28 +276,24 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	prog := newSweepProgress(stderr, total)
 	started := time.Now()
 	measured := 0
-	for i, b := range todo {
+	for i, run := range todo {
 		tmp := part
-		args := []string{"-t", strconv.Itoa(b.nRanks), "--ranks-per-host", strconv.Itoa(b.perHost),
-			"-b", strconv.FormatInt(b.sizes[0], 10), "-e", strconv.FormatInt(b.sizes[len(b.sizes)-1], 10),
-			"-f", strconv.FormatInt(*factor, 10), "-n", strconv.Itoa(*iters), "-w", strconv.Itoa(*warmup), "-c", "0",
-			"--precision", *precision, "--max-time", maxTime.String(), "--out-of-place-only", "--out", tmp, "--force"}
-		args = append(args, b.cfg.flags()...)
+		args := run.args(*iters, *warmup, *factor, *precision, *maxTime, *interleave, tmp)
 		var errBuf strings.Builder
 		runtime.GC() // the last run's buffers must not be collected during this one
-		code := perf.Main(b.test, args, io.Discard, &errBuf)
+		code := perf.Main(run.blocks[0].test, args, io.Discard, &errBuf)
 		if code != 0 {
 			os.Remove(tmp)
-			return bad("%s %d ranks %s: perf exited %d: %s", b.test.Collective, b.nRanks, b.key().Config(), code, strings.TrimSpace(errBuf.String()))
+			return bad("%s: perf exited %d: %s", run.label(), code, strings.TrimSpace(errBuf.String()))
 		}
-		if err := salvage(*out, tmp); err != nil {
+		if err := salvage(*out, tmp, run.wanted); err != nil {
 			return bad("%v", err)
 		}
-		measured += len(b.sizes)
-		prog.add(len(b.sizes))
+		measured += run.points
+		prog.add(run.points)
 		eta := time.Duration(float64(time.Since(started)) / float64(measured) * float64(total-measured))
 		if prog.tracker == nil {
-			fmt.Fprintf(stdout, "[%d/%d] %s %s: %d sizes, %d/%d points, ETA %s\n", i+1, len(todo), b.key().Shape, b.key().Config(), len(b.sizes), measured, total, eta.Round(time.Second))
+			fmt.Fprintf(stdout, "[%d/%d] %s: %d sizes, %d/%d points, ETA %s\n", i+1, len(todo), run.label(), len(run.sizes), measured, total, eta.Round(time.Second))
 		}
 	}
 	prog.stop()
@@ -343,7 +443,7 @@ func nameList(flag, s string, valid []string) ([]string, error) {
 
 // salvage appends the complete lines of part (if it exists) to dst and
 // removes part.
-func salvage(dst, part string) error {
+func salvage(dst, part string, keep func(results.Record) bool) error {
 	data, err := os.ReadFile(part)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -355,6 +455,16 @@ func salvage(dst, part string) error {
 		data = data[:i+1]
 	} else {
 		data = nil
+	}
+	if keep != nil {
+		var kept []byte
+		for _, line := range strings.SplitAfter(string(data), "\n") {
+			var r results.Record
+			if line != "" && json.Unmarshal([]byte(line), &r) == nil && keep(r) {
+				kept = append(kept, line...)
+			}
+		}
+		data = kept
 	}
 	f, err := os.OpenFile(dst, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {

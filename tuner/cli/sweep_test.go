@@ -122,3 +122,39 @@ func TestSweepRepeat(t *testing.T) {
 		t.Fatalf("resume: exit %d:\n%s", code, stdout)
 	}
 }
+
+// By default a shape's configurations run side by side in one perf run
+// (perf --interleave); --interleave=false gives each its own run.
+func TestSweepInterleave(t *testing.T) {
+	for _, tc := range []struct {
+		flag string
+		runs string
+		want bool
+	}{{"--interleave=true", "20 points to measure in 2 runs", true}, {"--interleave=false", "20 points to measure in 10 runs", false}} {
+		out := filepath.Join(t.TempDir(), "i.jsonl")
+		args := []string{"sweep", "--colls", "allreduce", "--ranks", "2", "--proto", "LL,Simple", "--algo", "Ring", "--nchannels", "1,2",
+			"-b", "8", "-e", "64", "-f", "8", "-n", "3", "-w", "1", "--max-time", "20ms", "--repeat", "2", "-o", out, tc.flag}
+		code, stdout, stderr := runCLI(args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.flag, code, stderr)
+		}
+		recs, err := results.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys := map[tuner.Key]int{}
+		for _, r := range recs {
+			if r.Interleaved != tc.want {
+				t.Errorf("%s: record interleaved=%v", tc.flag, r.Interleaved)
+			}
+			keys[tuner.KeyOf(r)]++
+		}
+		// auto + Ring x {LL, Simple} x {1, 2}: 5 configurations, 2 sizes, 2 runs each.
+		if len(keys) != 5 || len(recs) != 20 {
+			t.Errorf("%s: %d records of %d configurations, want 20 of 5", tc.flag, len(recs), len(keys))
+		}
+		if !strings.Contains(stdout, tc.runs) {
+			t.Errorf("%s: %s", tc.flag, stdout)
+		}
+	}
+}
