@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 
+	"golang.org/x/perf/benchmath"
+
 	"github.com/gccl/gccl/lib/proto"
 	"github.com/gccl/gccl/lib/tuning"
 	"github.com/gccl/gccl/results"
@@ -542,30 +544,16 @@ func geoMid(lo, hi int64) int64 {
 }
 
 // medianCI returns the distribution-free confidence interval at level conf
-// of the median of xs: the order statistics x(l) and x(n+1-l), l the
-// largest with P(Bin(n, 1/2) <= l-1) <= (1-conf)/2. ok is false when no l
-// qualifies (fewer than 6 samples at 95%).
+// of the median of xs: order statistics, no assumption on the distribution
+// (benchmath's AssumeNothing, as benchstat and perf --precision use). ok is
+// false when the samples are too few to bound it (fewer than 6 at 95%).
 func medianCI(xs []float64, conf float64) (lo, hi float64, ok bool) {
-	n := len(xs)
-	if n == 0 {
+	if len(xs) == 0 {
 		return 0, 0, false
 	}
-	tail := (1 - conf) / 2
-	lgN, _ := math.Lgamma(float64(n + 1))
-	l, cum := 0, 0.0
-	for k := 0; k < n/2; k++ {
-		a, _ := math.Lgamma(float64(k + 1))
-		c, _ := math.Lgamma(float64(n - k + 1))
-		cum += math.Exp(lgN - a - c - float64(n)*math.Ln2)
-		if cum > tail {
-			break
-		}
-		l = k + 1
-	}
-	if l == 0 {
+	s := benchmath.AssumeNothing.Summary(benchmath.NewSample(xs, &benchmath.DefaultThresholds), conf)
+	if math.IsInf(s.Lo, 0) || math.IsInf(s.Hi, 0) || math.IsNaN(s.Lo) || math.IsNaN(s.Hi) {
 		return 0, 0, false
 	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	return s[l-1], s[n-l], true
+	return s.Lo, s.Hi, true
 }

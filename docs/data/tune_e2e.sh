@@ -3,9 +3,10 @@
 # allgather for 2 and 4 ranks over every protocol, both algorithms and 1, 2
 # and 4 channels (plus the stack's own choice), 8 B..64 MiB by 4x; a table
 # from it; and a held-out sweep at the midpoints (16 B..32 MiB by 4x) to
-# validate the table against the built-in default. Every configuration is
-# measured in 3 separate runs (--repeat 3). Resumable: rerun to go
-# on after an interruption. Output in docs/data/tune/.
+# validate the table against the built-in default. A shape's configurations
+# are measured side by side on one set of communicators (tune sweep's
+# default --interleave), in 3 separate runs (--repeat 3). Resumable: rerun
+# to go on after an interruption. Output in docs/data/tune/.
 #
 # The noise floor: a second held-out sweep, and a table built from the
 # first held-out sweep validated on the second (same sizes, another run):
@@ -28,7 +29,9 @@ axes=(--colls allreduce,allgather --ranks 2,4 --proto all --algo all --nchannels
 "$TUNE" table "$out/sweep.jsonl" --models "$out/models.json" -o "$out/table.json" --nccl-csv "$out/nccl_tuner.conf" --force > "$out/table.txt"
 "$TUNE" validate --points --table "$out/table.json" "$out/heldout.jsonl" > "$out/validate.txt"
 "$TUNE" sweep "${axes[@]}" -b 16 -e 32M -o "$out/heldout2.jsonl"
+"$TUNE" validate --points --table "$out/table.json" "$out/heldout2.jsonl" > "$out/validate2.txt"
 "$TUNE" table "$out/heldout.jsonl" -o "$out/floor_table.json" --force > /dev/null
 "$TUNE" validate --points --table "$out/floor_table.json" "$out/heldout2.jsonl" > "$out/floor.txt"
 tail -3 "$out/validate.txt"
+tail -3 "$out/validate2.txt"
 tail -3 "$out/floor.txt"

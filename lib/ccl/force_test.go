@@ -143,3 +143,56 @@ func TestConfigMaxNChannels(t *testing.T) {
 		t.Errorf("GCCL_MAX_NCHANNELS=0: %v, want an error naming it", err)
 	}
 }
+
+// Point-to-point operations obey Force's protocol and channel count too.
+func TestForceP2P(t *testing.T) {
+	comms := initT(t, 2, Config{MaxNChannels: 3})
+	for _, tc := range []struct {
+		f     Forced
+		proto string
+		nch   int
+	}{
+		{Forced{Proto: "LL", NChannels: 2}, "LL", 2},
+		{Forced{Proto: "Simple", NChannels: 1}, "Simple", 1},
+		{Forced{Proto: "LL128", NChannels: 3}, "LL128", 3},
+		{Forced{MaxNChannels: 1}, "", 1},
+		{Forced{}, "", 3},
+	} {
+		count := 5000
+		perRank(comms, func(c *Comm) {
+			if err := c.Force(tc.f); err != nil {
+				t.Error(err)
+				return
+			}
+			peer := 1 - c.Rank()
+			send, recv := make([]byte, 4*count), make([]byte, 4*count)
+			for i := range send {
+				send[i] = byte(c.Rank()*7 + i)
+			}
+			if err := c.GroupStart(); err != nil {
+				t.Error(err)
+				return
+			}
+			c.Send(send, count, Float32, peer)
+			c.Recv(recv, count, Float32, peer)
+			if err := c.GroupEnd(); err != nil {
+				t.Error(err)
+				return
+			}
+			if err := c.Synchronize(); err != nil {
+				t.Error(err)
+				return
+			}
+			for i := range recv {
+				if recv[i] != byte(peer*7+i) {
+					t.Errorf("%+v: rank %d byte %d wrong", tc.f, c.Rank(), i)
+					return
+				}
+			}
+		})
+		ch := comms[0].LastChoice()
+		if ch.Algo != "P2P" || ch.NChannels != tc.nch || (tc.proto != "" && ch.Proto != tc.proto) {
+			t.Errorf("%+v: ran %+v, want %s on %d channels", tc.f, ch, tc.proto, tc.nch)
+		}
+	}
+}

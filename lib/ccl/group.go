@@ -119,12 +119,13 @@ func (c *Comm) launch(tasks []task) error {
 	return nil
 }
 
-// nChannels is the channel count point-to-point operations spread over.
+// nChannels is the channel count point-to-point operations spread over:
+// the forced count, else every channel allowed.
 func (c *Comm) nChannels() int {
-	if c.w.set.nChannels > 0 {
-		return c.w.set.nChannels
+	if c.force.nChannels > 0 {
+		return c.force.nChannels
 	}
-	return len(c.channels)
+	return min(len(c.channels), c.force.maxCh)
 }
 
 func (c *Comm) planColl(t task, pl *plan) error {
@@ -250,7 +251,7 @@ func (c *Comm) planP2P(tasks []task, pl *plan) error {
 }
 
 func (c *Comm) p2pProto(bytes int) proto.Protocol {
-	if p := c.w.set.proto; p >= 0 {
+	if p := c.force.proto; p >= 0 {
 		return p
 	}
 	if bytes <= c.nChannels()*p2pLLBytesPerChannel {

@@ -129,7 +129,8 @@ type Forced struct {
 // communicator's Config (and GCCL_* variables) forced: the algorithm, the
 // protocol and the channel count, and caps the channels the stack may
 // choose. A tuning table and the cost model decide what is left auto, as
-// at InitAll. Point-to-point operations keep the communicator's settings.
+// at InitAll. Point-to-point operations (Send/Recv, AlltoAll, Gather,
+// Scatter) obey the forced protocol and channel count too.
 //
 // Every rank must force the same before its next collective, as every rank
 // passes the same arguments to a collective: ranks that disagree run

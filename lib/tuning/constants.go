@@ -147,20 +147,22 @@ func DefaultConstants() Constants {
 	c := Constants{Version: ConstantsVersion}
 
 	// Fitted on this project's 2-vCPU VM (docs/data/machine.txt) by
-	//   go run ./cmd/tune constants docs/data/tuning/pass1_*.jsonl docs/data/tune/sweep.jsonl
+	//   go run ./cmd/tune constants docs/data/tuning/pass1_*.jsonl sweep.jsonl
 	// (allreduce over every algorithm x protocol x 1-2 channels, 2/4/8 ranks
-	// on 1 and 2 ranks per host, 8 B..32 MiB; and issue 5's end-to-end sweep,
-	// allreduce and allgather on 2 and 4 ranks, 1/2/4 channels, 8 B..64 MiB),
+	// on 1 and 2 ranks per host, 8 B..32 MiB; and issue 5's first end-to-end
+	// sweep, docs/data/tune/sweep.jsonl at commit 47f2de2: allreduce and
+	// allgather on 2 and 4 ranks, 1/2/4 channels, 8 B..64 MiB),
 	// rounded to 3 digits; values that came out below 0.01 are 0. The fit
 	// drove the Simple per-channel bandwidth to ~1100 GB/s: the host cap
 	// binds instead. Beyond the ~3 MB cache knee ring Simple moves at half
 	// its bandwidth while the tree keeps its own, which is why the tree wins
 	// large allreduces on this machine; the LL protocols' factors above 1
 	// say that their per-channel caps, set by mid sizes, bind less there.
-	// Checked on three held-out sweeps (the default's regret: see
-	// docs/PERFORMANCE.md, "The tuner end to end").
+	// Checked on held-out sweeps against the constants before the knee (the
+	// default's regret: docs/PERFORMANCE.md, "Tree against ring, and the
+	// cost model").
 	c.Machine = "Intel(R) Xeon(R) Processor @ 2.50GHz, 2 vCPUs, Go 1.26.8 (the project's CI-class VM)"
-	c.Method = "tune constants on docs/data/tuning/pass1_*.jsonl and docs/data/tune/sweep.jsonl (2709 out-of-place forced-config points), rounded"
+	c.Method = "tune constants on docs/data/tuning/pass1_*.jsonl and docs/data/tune/sweep.jsonl@47f2de2 (2709 out-of-place forced-config points), rounded"
 
 	c.BaseLatUs[Ring] = [proto.NumProtocols]float64{proto.LL: 2.38, proto.LL128: 1.83, proto.Simple: 1.18}
 	c.BaseLatUs[Tree] = [proto.NumProtocols]float64{proto.LL: 2.72, proto.LL128: 2.31, proto.Simple: 2.12}

@@ -146,7 +146,7 @@ func (r sweepRun) wanted(rec results.Record) bool {
 	k := tuner.KeyOf(rec)
 	for _, b := range r.blocks {
 		if b.key() == k {
-			return slices.Contains(b.sizes, rec.Size)
+			return slices.ContainsFunc(b.sizes, func(s int64) bool { return b.rowSize(s) == rec.Size })
 		}
 	}
 	return false
@@ -158,6 +158,14 @@ func (r sweepRun) label() string {
 		return r.blocks[0].key().Shape.String() + " " + r.blocks[0].key().Config()
 	}
 	return fmt.Sprintf("%s, %d configurations side by side", r.blocks[0].key().Shape, len(r.blocks))
+}
+
+// rowSize is the size perf records for a requested size: the data of the
+// elements that fit (nccl-tests rounds down to whole elements per rank),
+// in the float type sweeps use.
+func (b block) rowSize(size int64) int64 {
+	_, row := b.test.Counts(size, 4, b.nRanks)
+	return row
 }
 
 // key is the tuner.Key the block's records will have.
@@ -252,7 +260,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 		for _, b := range plan {
 			var left []int64
 			for _, s := range b.sizes {
-				if done[b.key()][s] > rep {
+				if done[b.key()][b.rowSize(s)] > rep {
 					skipped++
 				} else {
 					left = append(left, s)
@@ -364,6 +372,17 @@ func planSweep(colls, ranks, perHost, protos, algos, chans, buffs string, auto b
 	var plan []block
 	for _, t := range tests {
 		for _, n := range rankList {
+			// A size too small for one float per rank measures nothing.
+			var fit []int64
+			for _, s := range sizes {
+				if p, _ := t.Counts(s, 4, n); p > 0 {
+					fit = append(fit, s)
+				}
+			}
+			sizes := fit
+			if len(sizes) == 0 {
+				continue
+			}
 			for _, per := range perList {
 				if auto {
 					plan = append(plan, block{test: t, nRanks: n, perHost: per, sizes: sizes})

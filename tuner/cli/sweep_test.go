@@ -158,3 +158,23 @@ func TestSweepInterleave(t *testing.T) {
 		}
 	}
 }
+
+// Sizes perf records differently (whole floats per rank: 64 B over 3 ranks
+// is a 60 B row) resume as done, and sizes below a float per rank are not
+// planned at all.
+func TestSweepRowSizes(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "rows.jsonl")
+	args := []string{"sweep", "--colls", "allgather", "--ranks", "3", "--proto", "LL", "--algo", "Ring",
+		"-b", "8", "-e", "64", "-f", "8", "-n", "3", "-w", "1", "--max-time", "20ms", "-o", out}
+	// 8 B is below a float per rank; 64 B records as 60 B.
+	if code, stdout, stderr := runCLI(args...); code != 0 || !strings.Contains(stdout, "2 points to measure") {
+		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
+	}
+	recs, err := results.ReadFile(out)
+	if err != nil || len(recs) != 2 || recs[0].Size != 60 {
+		t.Fatalf("%d records (%v), first %+v: want 2 of 60 B", len(recs), err, recs)
+	}
+	if code, stdout, _ := runCLI(args...); code != 0 || !strings.Contains(stdout, "0 points to measure") {
+		t.Fatalf("resume: exit %d:\n%s", code, stdout)
+	}
+}
