@@ -153,6 +153,23 @@ func (e *engine) runConfig(rc RunConfig, sizes []int64, ops []reduce.Op, roots [
 		fmt.Fprintf(e.out, "# Config: %s\n", rc.Label())
 	}
 	fmt.Fprint(e.out, resultHeader(o.CPUTime != 0, o.Timestamps != 0, o.PerIter != 0, o.Bitwise > 0))
+	err = e.eachPoint(sizes, ops, roots, func(p point) error {
+		if err := e.runPoint(r, rc, p); err != nil {
+			return err
+		}
+		e.prog.step()
+		return nil
+	})
+	if err != nil {
+		return exitCode(err), err
+	}
+	return exitOK, nil
+}
+
+// eachPoint calls f for every cycle, type, op, root and size, in
+// nccl-tests' order, until f fails.
+func (e *engine) eachPoint(sizes []int64, ops []reduce.Op, roots []int, f func(point) error) error {
+	o := e.o
 	for cycle := 0; o.Cycles == 0 || cycle < o.Cycles; cycle++ {
 		for _, dt := range o.Types {
 			for _, op := range ops {
@@ -160,16 +177,15 @@ func (e *engine) runConfig(rc RunConfig, sizes []int64, ops []reduce.Op, roots [
 					for _, size := range sizes {
 						p := point{size: size, dt: dt, op: op, root: root}
 						p.param, p.bytes = e.t.Counts(size, dt.Size(), e.n)
-						if err := e.runPoint(r, rc, p); err != nil {
-							return exitCode(err), err
+						if err := f(p); err != nil {
+							return err
 						}
-						e.prog.step()
 					}
 				}
 			}
 		}
 	}
-	return exitOK, nil
+	return nil
 }
 
 // runInterleaved runs every cycle, type, op, root and size of configs on
@@ -199,37 +215,32 @@ func (e *engine) runInterleaved(configs []RunConfig, sizes []int64, ops []reduce
 	r := &runner{t: e.t, o: o, comms: comms, bar: newBarrier(o.Threads)}
 	r.bufs = allocBuffers(e.n, o.MaxBytes, o.Unalign)
 	rows := make([][]string, len(configs))
-	for cycle := 0; o.Cycles == 0 || cycle < o.Cycles; cycle++ {
-		for _, dt := range o.Types {
-			for _, op := range ops {
-				for _, root := range roots {
-					for _, size := range sizes {
-						p := point{size: size, dt: dt, op: op, root: root}
-						p.param, p.bytes = e.t.Counts(size, dt.Size(), e.n)
-						var ms [2][]measurement
-						for k, inPlace := range e.placements() {
-							if ms[k], err = r.measureInterleaved(p, inPlace, forces); err != nil {
-								return exitCode(err), fmt.Errorf("interleaved configs: %w", err)
-							}
-						}
-						for i, rc := range configs {
-							var mine [2]*measurement
-							for k := range ms {
-								if ms[k] != nil {
-									mine[k] = &ms[k][i]
-								}
-							}
-							row, err := e.pointRow(rc, p, mine)
-							if err != nil {
-								return exitInternal, err
-							}
-							rows[i] = append(rows[i], row)
-							e.prog.step()
-						}
-					}
-				}
+	err = e.eachPoint(sizes, ops, roots, func(p point) error {
+		var ms [2][]measurement
+		for k, inPlace := range e.placements() {
+			var err error
+			if ms[k], err = r.measureInterleaved(p, inPlace, forces); err != nil {
+				return fmt.Errorf("interleaved configs: %w", err)
 			}
 		}
+		for i, rc := range configs {
+			var mine [2]*measurement
+			for k := range ms {
+				if ms[k] != nil {
+					mine[k] = &ms[k][i]
+				}
+			}
+			row, err := e.pointRow(rc, p, mine)
+			if err != nil {
+				return err
+			}
+			rows[i] = append(rows[i], row)
+			e.prog.step()
+		}
+		return nil
+	})
+	if err != nil {
+		return exitCode(err), err
 	}
 	for i, rc := range configs {
 		if label {
