@@ -116,12 +116,8 @@ func ParseThresholds(s string) (Thresholds, error) {
 
 // parseFrac reads "5%" or "0.05".
 func parseFrac(s string) (float64, error) {
-	s = strings.TrimSpace(s)
-	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
-	if err == nil && strings.HasSuffix(s, "%") {
-		v /= 100
-	}
-	if err != nil || math.IsNaN(v) || v < 0 || v >= 1 {
+	v, err := results.ParseFraction(s)
+	if err != nil || v < 0 || v >= 1 {
 		return 0, fmt.Errorf("want a change from 0 to below 100%%, such as 5%% or 0.05")
 	}
 	return v, nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gccl/gccl/lib/ccl"
 	"github.com/gccl/gccl/lib/reduce"
+	"github.com/gccl/gccl/results"
 )
 
 // Exit codes, as nccl-tests' testResult_t, plus 7 for data errors.
@@ -494,16 +495,10 @@ func (o *Options) fitAlgos(coll string) error {
 // parsePrecision reads --precision: a fraction (0.02) or a percentage (2%),
 // above 0 and below 1; "" is off.
 func parsePrecision(s string) (float64, error) {
-	t := strings.TrimSpace(s)
-	if t == "" {
+	if strings.TrimSpace(s) == "" {
 		return 0, nil
 	}
-	scale := 1.0
-	if strings.HasSuffix(t, "%") {
-		t, scale = strings.TrimSuffix(t, "%"), 0.01
-	}
-	f, err := strconv.ParseFloat(t, 64)
-	f *= scale
+	f, err := results.ParseFraction(s)
 	if err != nil || !(f > 0 && f < 1) {
 		return 0, usagef("invalid --precision %q: want a fraction between 0 and 1 (0.02) or a percentage (2%%)", s)
 	}

@@ -458,11 +458,8 @@ func tableCmd(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() == 0 {
 		return bad("no input files (give result files: JSONL, CSV, nccl-tests text or JSON)")
 	}
-	margin, err := strconv.ParseFloat(strings.TrimSuffix(*tie, "%"), 64)
-	if strings.HasSuffix(*tie, "%") {
-		margin /= 100
-	}
-	if err != nil || margin < 0 || margin >= 1 || math.IsNaN(margin) {
+	margin, err := results.ParseFraction(*tie)
+	if err != nil || margin < 0 || margin >= 1 {
 		return bad("invalid --tie %q: want a relative margin such as 2%% or 0.02", *tie)
 	}
 	if margin == 0 {

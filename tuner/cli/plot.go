@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -229,13 +228,7 @@ func setName(files []string) string {
 
 // parseFraction reads "5%" or 0.05: above 0, below 1.
 func parseFraction(s string) (float64, error) {
-	t := strings.TrimSpace(s)
-	scale := 1.0
-	if strings.HasSuffix(t, "%") {
-		t, scale = strings.TrimSuffix(t, "%"), 0.01
-	}
-	v, err := strconv.ParseFloat(t, 64)
-	v *= scale
+	v, err := results.ParseFraction(s)
 	if err != nil || !(v > 0 && v < 1) {
 		return 0, fmt.Errorf("want a fraction between 0 and 1")
 	}
