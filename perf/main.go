@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -311,6 +312,17 @@ func (e *engine) pointRow(rc RunConfig, p point, ms [2]*measurement) (string, er
 	return row.String(), nil
 }
 
+// toNanosecond rounds times in us to the nanosecond, the clock's
+// resolution: the digits past it are float noise from the conversion, and
+// they were half of a sweep's bytes.
+func toNanosecond(us []float64) []float64 {
+	out := make([]float64, len(us))
+	for i, t := range us {
+		out[i] = math.Round(t*1e3) / 1e3
+	}
+	return out
+}
+
 // record builds the result record of one placement.
 func (e *engine) record(rc RunConfig, p point, inPlace bool, m measurement, algBw, busBw float64) results.Record {
 	host, _ := os.Hostname()
@@ -337,7 +349,7 @@ func (e *engine) record(rc RunConfig, p point, inPlace bool, m measurement, algB
 	}
 	if m.iter != nil {
 		r.MedianUs, r.MinUs, r.MaxUs, r.P99Us = m.iter.medUs, m.iter.minUs, m.iter.maxUs, m.iter.p99Us
-		r.IterTimesUs = m.iters
+		r.IterTimesUs = toNanosecond(m.iters)
 		r.Iterations = len(m.iters)
 	}
 	return r

@@ -3,6 +3,7 @@ package results
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -80,6 +81,17 @@ func NewScanner(name string, r io.Reader) (Scanner, Format, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, FormatUnknown, fmt.Errorf("%s: %w", name, err)
+	}
+	// A gzip stream (results kept compressed, e.g. sweep.jsonl.gz) is read
+	// through: the format is its content's.
+	if bytes.HasPrefix(data, []byte{0x1f, 0x8b}) {
+		zr, err := gzip.NewReader(bytes.NewReader(data))
+		if err == nil {
+			data, err = io.ReadAll(zr)
+		}
+		if err != nil {
+			return nil, FormatUnknown, fmt.Errorf("%s: gzip: %w", name, err)
+		}
 	}
 	f, err := Detect(name, data)
 	if err != nil {

@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"os"
 	"path/filepath"
@@ -259,5 +260,40 @@ func TestCreateRefusesExistingFile(t *testing.T) {
 	f.Close()
 	if b, _ := os.ReadFile(path); len(b) != 0 {
 		t.Errorf("CreateForce left %q", b)
+	}
+}
+
+// A gzip-compressed file reads as its content; a broken gzip stream is an
+// error naming the file.
+func TestReadFileGzip(t *testing.T) {
+	dir := t.TempDir()
+	var plain bytes.Buffer
+	w := NewJSONLWriter(&plain)
+	want := sampleRecords()
+	for _, r := range want {
+		w.Write(r)
+	}
+	w.Flush()
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	zw.Write(plain.Bytes())
+	zw.Close()
+	path := filepath.Join(dir, "sweep.jsonl.gz")
+	if err := os.WriteFile(path, z.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ReadFile of gzip: got %d records, differing from the %d written", len(got), len(want))
+	}
+	broken := filepath.Join(dir, "broken.gz")
+	if err := os.WriteFile(broken, z.Bytes()[:len(z.Bytes())/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFile(broken); err == nil || !strings.Contains(err.Error(), "broken.gz: gzip") {
+		t.Errorf("truncated gzip: %v, want an error naming the file", err)
 	}
 }

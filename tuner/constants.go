@@ -7,6 +7,7 @@ package tuner
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/montanaflynn/stats"
 	"gonum.org/v1/gonum/optimize"
@@ -115,6 +116,60 @@ func knobs() []knob {
 	return ks
 }
 
+// KnobNames lists the constants FitConstants fits, by the names --hold
+// takes.
+func KnobNames() []string {
+	var names []string
+	for _, k := range knobs() {
+		names = append(names, k.name)
+	}
+	return names
+}
+
+// freeKnobs is knobs() less those hold names.
+func freeKnobs(hold []string) ([]knob, error) {
+	all := knobs()
+	held := make([]bool, len(all))
+	for _, h := range hold {
+		h = strings.TrimSpace(h)
+		found := false
+		for i, k := range all {
+			if holds(h, k.name) {
+				held[i], found = true, true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("tuner: hold %q names no constant (valid: a name or a prefix ending at a dot of %s)", h, strings.Join(KnobNames(), ", "))
+		}
+	}
+	var free []knob
+	for i, k := range all {
+		if !held[i] {
+			free = append(free, k)
+		}
+	}
+	if len(free) == 0 {
+		return nil, fmt.Errorf("tuner: every constant is held; nothing to fit")
+	}
+	return free, nil
+}
+
+// holds reports whether the hold name h covers the knob named name: h's
+// dot-separated parts are a prefix of name's, a "*" of name's matching any
+// one part.
+func holds(h, name string) bool {
+	hp, np := strings.Split(h, "."), strings.Split(name, ".")
+	if h == "" || len(hp) > len(np) {
+		return false
+	}
+	for i, part := range hp {
+		if np[i] != "*" && !strings.EqualFold(part, np[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 // FitReport describes how well fitted constants predict the points.
 type FitReport struct {
 	Points       int
@@ -166,11 +221,20 @@ func median(xs []float64) float64 {
 // ratios predicted/measured: relative error, so 8 B and 64 MiB weigh the
 // same. procs is the processor count of the process that measured. The
 // fitted constants keep start's other fields.
-func FitConstants(start tuning.Constants, procs int, pts []Point) (tuning.Constants, FitReport, error) {
+//
+// hold names constants that keep start's values: a knob's whole name or a
+// prefix of it ending at a dot ("step_lat_us.*.Ring.LL", "step_lat_us",
+// "base_lat_us.Tree"); a knob's "*" (both links) matches any one part, so
+// "step_lat_us.Intra.Ring.LL" holds the same. Parts compare without case.
+// A name that holds nothing is an error listing the knobs.
+func FitConstants(start tuning.Constants, procs int, pts []Point, hold []string) (tuning.Constants, FitReport, error) {
 	if len(pts) == 0 {
 		return start, FitReport{}, fmt.Errorf("tuner: no forced-configuration points to fit (need records with algorithm, protocol and channels set)")
 	}
-	ks := knobs()
+	ks, err := freeKnobs(hold)
+	if err != nil {
+		return start, FitReport{}, err
+	}
 	x0 := make([]float64, len(ks))
 	for i, k := range ks {
 		v := *k.ptrs(&start)[0]

@@ -2,6 +2,7 @@ package tuner
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/gccl/gccl/lib/proto"
@@ -48,7 +49,7 @@ func TestFitConstantsRecoversSyntheticTruth(t *testing.T) {
 	pts := synthetic(truth, 2)
 	start := tuning.DefaultConstants()
 	before := Evaluate(start, 2, pts)
-	fitted, rep, err := FitConstants(start, 2, pts)
+	fitted, rep, err := FitConstants(start, 2, pts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,8 +62,47 @@ func TestFitConstantsRecoversSyntheticTruth(t *testing.T) {
 }
 
 func TestFitConstantsNeedsPoints(t *testing.T) {
-	if _, _, err := FitConstants(tuning.DefaultConstants(), 2, nil); err == nil {
+	if _, _, err := FitConstants(tuning.DefaultConstants(), 2, nil, nil); err == nil {
 		t.Fatal("fitting no points should fail")
+	}
+}
+
+// Held constants keep their start values while the rest move; a prefix
+// holds on dot boundaries only ("Ring.LL" is not "Ring.LL128"); a name that
+// holds nothing is an error naming the valid ones.
+func TestFitConstantsHold(t *testing.T) {
+	truth := tuning.DefaultConstants()
+	truth.BaseLatUs[tuning.Ring][proto.LL] *= 2
+	truth.StepLatUs[tuning.Intra][tuning.Ring][proto.LL] *= 3
+	truth.StepLatUs[tuning.Inter][tuning.Ring][proto.LL] *= 3
+	truth.StepLatUs[tuning.Intra][tuning.Ring][proto.LL128] *= 3
+	truth.StepLatUs[tuning.Inter][tuning.Ring][proto.LL128] *= 3
+	pts := synthetic(truth, 2)
+	start := tuning.DefaultConstants()
+	fitted, _, err := FitConstants(start, 2, pts, []string{"step_lat_us.Intra.ring.LL", "tree_bw_factor", "max_channel_bw_gbs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for l := range tuning.NumLinks {
+		if got, want := fitted.StepLatUs[l][tuning.Ring][proto.LL], start.StepLatUs[l][tuning.Ring][proto.LL]; got != want {
+			t.Errorf("held step_lat_us.%s.Ring.LL moved: %v, want %v", l, got, want)
+		}
+	}
+	if fitted.TreeBwFactor != start.TreeBwFactor || fitted.MaxChannelBwGBs != start.MaxChannelBwGBs {
+		t.Errorf("held tree_bw_factor / max_channel_bw_gbs moved")
+	}
+	if fitted.StepLatUs[tuning.Intra][tuning.Ring][proto.LL128] == start.StepLatUs[tuning.Intra][tuning.Ring][proto.LL128] {
+		t.Errorf("step_lat_us.*.Ring.LL128 did not move: holding Ring.LL held it too")
+	}
+	if fitted.BaseLatUs[tuning.Ring][proto.LL] == start.BaseLatUs[tuning.Ring][proto.LL] {
+		t.Errorf("base_lat_us.Ring.LL did not move")
+	}
+
+	for _, bad := range []string{"step_lat", "base_lat_us.Ring.L", "nonsense", ""} {
+		_, _, err := FitConstants(start, 2, pts, []string{bad})
+		if err == nil || !strings.Contains(err.Error(), "base_lat_us.Ring.LL") {
+			t.Errorf("hold %q: error %v, want one listing the valid names", bad, err)
+		}
 	}
 }
 

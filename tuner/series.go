@@ -98,28 +98,51 @@ func canonical(s string, names []string) string {
 }
 
 // Collect groups out-of-place records into series, one per key, pooling
-// records of the same key and size. Records with no time are skipped.
+// records of the same key and size. Records with no time are skipped. The
+// times of side-by-side (interleaved) runs are first scaled to their
+// shape's median run at each size (see blockFactors), so that a run's luck
+// does not pass for a difference between configurations.
 func Collect(recs []results.Record) []Series {
 	type sk struct {
 		k Key
 		b int64
 	}
-	pooled := map[sk]*Sample{}
-	runMedians := map[sk][]float64{}
-	for _, r := range recs {
+	// Each record's times: per-iteration when recorded, else its median.
+	own := make([][]float64, len(recs))
+	for i, r := range recs {
 		if r.Placement != results.OutOfPlace {
 			continue
 		}
-		times := r.IterTimesUs
-		if len(times) == 0 {
+		own[i] = r.IterTimesUs
+		if len(own[i]) == 0 {
 			t := r.MedianUs
 			if t <= 0 {
 				t = r.TimeUs
 			}
-			if t <= 0 || math.IsNaN(t) {
-				continue
+			if t > 0 && !math.IsNaN(t) {
+				own[i] = []float64{t}
 			}
-			times = []float64{t}
+		}
+	}
+	factors := blockFactors(recs, func(i int) float64 {
+		if len(own[i]) == 0 {
+			return 0
+		}
+		return median(own[i])
+	})
+	pooled := map[sk]*Sample{}
+	runMedians := map[sk][]float64{}
+	for i, r := range recs {
+		times := own[i]
+		if len(times) == 0 {
+			continue
+		}
+		if f, ok := factors[i]; ok {
+			scaled := make([]float64, len(times))
+			for j, t := range times {
+				scaled[j] = t * f
+			}
+			times = scaled
 		}
 		k := sk{KeyOf(r), r.Size}
 		s := pooled[k]

@@ -49,7 +49,8 @@ import (
 // the fastest candidate and everything within noise of it. From the tied
 // set the pick is, in order of preference: the "auto" series (the stack's
 // own choice: no rule), the DefaultPicker's configuration (the built-in
-// model's pick), the previous size's pick (fewer switches), the fastest.
+// model's pick); failing both, the tied candidates on the fewest channels,
+// and of those the previous size's pick (fewer switches), else the fastest.
 
 // DefaultTieMargin is the relative difference below which two candidates
 // are a tie whatever their samples say.
@@ -406,7 +407,8 @@ func (b *shapeBuilder) contenders(sz int64) []contender {
 }
 
 // choose picks among cs at size sz (see the package comment): the fastest,
-// or from those within noise of it, auto, then the default, then prev.
+// or from those within noise of it, auto, then the default, then the
+// fewest channels (prev among them).
 func (b *shapeBuilder) choose(sz int64, cs []contender, auto, prev *Key) pick {
 	sort.SliceStable(cs, func(i, j int) bool {
 		if cs[i].us != cs[j].us {
@@ -427,17 +429,19 @@ func (b *shapeBuilder) choose(sz int64, cs []contender, auto, prev *Key) pick {
 			prefs = append(prefs, &k)
 		}
 	}
-	prefs = append(prefs, prev)
-	chosen := w
+	chosen, preferred := w, false
 	for _, k := range prefs {
 		if k != nil && tied[*k] {
 			for _, c := range cs {
 				if c.key == *k {
-					chosen = c
+					chosen, preferred = c, true
 				}
 			}
 			break
 		}
+	}
+	if !preferred {
+		chosen = fewestChannels(cs, tied, prev)
 	}
 	p := pick{bytes: sz, key: chosen.key, tie: len(tied) > 1, margin: math.NaN(), times: map[Key]float64{}}
 	for _, c := range cs {
@@ -447,6 +451,41 @@ func (b *shapeBuilder) choose(sz int64, cs []contender, auto, prev *Key) pick {
 		}
 	}
 	return p
+}
+
+// fewestChannels picks from the tied candidates (cs by increasing time)
+// the one on the fewest channels, and among those prev if it is one, else
+// the fastest. A channel is a goroutine per rank: where more of them buy
+// nothing measurable they cost wake-ups, and a config that ties only
+// through a wide interval (a bimodal run) is more often one of many
+// channels. "auto" channel counts (0) count as more than any.
+func fewestChannels(cs []contender, tied map[Key]bool, prev *Key) contender {
+	chans := func(k Key) int {
+		if k.NCh <= 0 {
+			return math.MaxInt
+		}
+		return k.NCh
+	}
+	least := math.MaxInt
+	for _, c := range cs {
+		if tied[c.key] {
+			least = min(least, chans(c.key))
+		}
+	}
+	var best *contender
+	for i := range cs {
+		c := &cs[i]
+		if !tied[c.key] || chans(c.key) != least {
+			continue
+		}
+		if prev != nil && c.key == *prev {
+			return *c
+		}
+		if best == nil {
+			best = c
+		}
+	}
+	return *best
 }
 
 // sameWithinNoise reports whether c (no faster than w) is within noise of

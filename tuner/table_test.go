@@ -371,3 +371,39 @@ func TestCrossing(t *testing.T) {
 		t.Errorf("geoMid(8, 9) = %d, want 9 (in (lo, hi])", m)
 	}
 }
+
+// With no preferred candidate among the tied, the pick is the tied one on
+// the fewest channels, even where the previous size's pick (on more
+// channels) is tied too; a clear win by more channels stands.
+func TestBuildTableTiesGoToFewerChannels(t *testing.T) {
+	sz := sizes4x()
+	four := cfg("Tree", "Simple", 4)
+	one := cfg("Ring", "Simple", 1)
+	// four is 10% faster up to 512 B, then 1% slower: the previous-pick
+	// rule would keep four from 2 KiB on; fewer channels take it instead.
+	a := series(four, sz, func(b int64) float64 {
+		if b <= 512 {
+			return 9
+		}
+		return ab(5, 2)(b) * 1.01
+	})
+	b := series(one, sz, func(b int64) float64 {
+		if b <= 512 {
+			return 10
+		}
+		return ab(5, 2)(b)
+	})
+	_, ds, err := BuildTable([]Series{a, b}, fitAll(t, a, b), TableOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) == 0 || ds[0].Key != four || ds[len(ds)-1].Key != one {
+		t.Fatalf("ranges %+v: want four channels first (a clear win), one channel from the ties on", spans(ds))
+	}
+	if ds[0].TieSizes != 0 || !ds[len(ds)-1].Tie() {
+		t.Errorf("ranges %+v: the first should have no tie, the last ties", ds)
+	}
+	if ds[0].To >= 2048 || ds[len(ds)-1].From > 2048 {
+		t.Errorf("ranges %+v: one channel should hold from 2 KiB on", spans(ds))
+	}
+}

@@ -6,32 +6,39 @@
 # validate the table against the built-in default. A shape's configurations
 # are measured side by side on one set of communicators (tune sweep's
 # default --interleave), in 3 separate runs (--repeat 3). Resumable: rerun
-# to go on after an interruption. Output in docs/data/tune/.
+# to go on after an interruption.
 #
 # The noise floor: a second held-out sweep, and a table built from the
 # first held-out sweep validated on the second (same sizes, another run):
 # what even a perfect picker scores against run-to-run noise.
 #
-# OUT_DIR picks another output folder (docs/data/tune_h200 for the device
-# host's run); TUNE a prebuilt tune binary (the device host has no Go).
+# OUT_DIR picks another output folder (default docs/data/tune_buff1m: the
+# run with the 1 MiB Simple buffer; docs/data/tune holds the last run with
+# NCCL's 4 MiB); TUNE a prebuilt tune binary (the device host has no Go).
+# The sweeps are written to OUT_DIR/raw/ (not kept in git: resumable there)
+# and kept gzipped beside it; every tune command reads .gz as it is.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-out=${OUT_DIR:-docs/data/tune}
-mkdir -p "$out" .bin
+out=${OUT_DIR:-docs/data/tune_buff1m}
+mkdir -p "$out/raw" .bin
 if [[ -z ${TUNE:-} ]]; then
 	go build -o .bin/tune ./cmd/tune
 	TUNE=.bin/tune
 fi
 axes=(--colls allreduce,allgather --ranks 2,4 --proto all --algo all --nchannels 1,2,4 -f 4 -n 5 -w 3 --precision 2% --max-time 1s --repeat 3)
-"$TUNE" sweep "${axes[@]}" -b 8 -e 64M -o "$out/sweep.jsonl"
-"$TUNE" sweep "${axes[@]}" -b 16 -e 32M -o "$out/heldout.jsonl"
-"$TUNE" fit "$out/sweep.jsonl" -o "$out/models.json" --force > "$out/fit.txt"
-"$TUNE" table "$out/sweep.jsonl" --models "$out/models.json" -o "$out/table.json" --nccl-csv "$out/nccl_tuner.conf" --force > "$out/table.txt"
-"$TUNE" validate --points --table "$out/table.json" "$out/heldout.jsonl" > "$out/validate.txt"
-"$TUNE" sweep "${axes[@]}" -b 16 -e 32M -o "$out/heldout2.jsonl"
-"$TUNE" validate --points --table "$out/table.json" "$out/heldout2.jsonl" > "$out/validate2.txt"
-"$TUNE" table "$out/heldout.jsonl" -o "$out/floor_table.json" --force > /dev/null
-"$TUNE" validate --points --table "$out/floor_table.json" "$out/heldout2.jsonl" > "$out/floor.txt"
+sweep() { # NAME -b -e
+	"$TUNE" sweep "${axes[@]}" -b "$2" -e "$3" -o "$out/raw/$1.jsonl"
+	gzip -9 -n -c "$out/raw/$1.jsonl" > "$out/$1.jsonl.gz"
+}
+sweep sweep 8 64M
+sweep heldout 16 32M
+"$TUNE" fit "$out/sweep.jsonl.gz" -o "$out/models.json" --force > "$out/fit.txt"
+"$TUNE" table "$out/sweep.jsonl.gz" --models "$out/models.json" -o "$out/table.json" --nccl-csv "$out/nccl_tuner.conf" --force > "$out/table.txt"
+"$TUNE" validate --points --table "$out/table.json" "$out/heldout.jsonl.gz" > "$out/validate.txt"
+sweep heldout2 16 32M
+"$TUNE" validate --points --table "$out/table.json" "$out/heldout2.jsonl.gz" > "$out/validate2.txt"
+"$TUNE" table "$out/heldout.jsonl.gz" -o "$out/floor_table.json" --force > /dev/null
+"$TUNE" validate --points --table "$out/floor_table.json" "$out/heldout2.jsonl.gz" > "$out/floor.txt"
 tail -3 "$out/validate.txt"
 tail -3 "$out/validate2.txt"
 tail -3 "$out/floor.txt"

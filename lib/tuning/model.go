@@ -182,13 +182,14 @@ type Limits struct {
 // Choose returns the allowed (algorithm, protocol) of least predicted time
 // and its channel count, with the predicted time in microseconds.
 //
-// The channel count follows NCCL's rule (getAlgoInfo): from MaxChannels it
+// The channel count is at most NCCL's (getAlgoInfo): from MaxChannels it
 // drops while bytes < nChannels x ChannelThresholdBytes[proto] and
 // nChannels > 1; a forced Channels is kept as is; one rank runs on one
-// channel. NCCL compares candidates at the full count and reduces after;
-// here each candidate is priced at the count it would run with, because in
-// this model the count also changes latency (goroutines per core), and a
-// candidate priced at a count it will not get can win wrongly.
+// channel. Below that, every count is priced (up to the one that fills the
+// cores) and the cheapest taken, fewer channels on a tie: in this model a
+// channel is a goroutine, and past the cores it adds latency (a trip
+// through the scheduler per step) and no bandwidth, which NCCL's rule,
+// made for thread blocks that never share an SM, does not see.
 //
 // Ties go to Ring over Tree, then Simple over LL128 over LL: the simpler
 // schedule and the protocol that moves fewer wire bytes. When no allowed
@@ -215,17 +216,41 @@ func (m *Model) Choose(c Coll, nRanks, nHosts int, bytes int64, lim Limits) (Cho
 			if !slices.Contains(protos, p) {
 				continue
 			}
-			nc := m.channels(p, nRanks, bytes, lim)
-			us, ok := m.Time(c, a, p, nc, nRanks, nHosts, bytes)
-			if ok && (bestUs < 0 || us < bestUs) {
-				best, bestUs = Choice{Algo: a, Proto: p, NChannels: nc}, us
+			for _, nc := range m.channelCounts(p, nRanks, nHosts, bytes, lim) {
+				us, ok := m.Time(c, a, p, nc, nRanks, nHosts, bytes)
+				if ok && (bestUs < 0 || us < bestUs) {
+					best, bestUs = Choice{Algo: a, Proto: p, NChannels: nc}, us
+				}
 			}
 		}
 	}
 	return best, bestUs
 }
 
-// channels is the channel count protocol p runs bytes with under lim.
+// channelCounts lists the channel counts Choose prices for protocol p: a
+// forced count alone; else 1 up to NCCL's rule (channels), but no further
+// than the count that gives every core a goroutine (ceil(Cores/perHost)):
+// channels past it add no bandwidth in the model, only scheduler trips, so
+// they can never be cheaper.
+func (m *Model) channelCounts(p proto.Protocol, nRanks, nHosts int, bytes int64, lim Limits) []int {
+	upper := m.channels(p, nRanks, bytes, lim)
+	if lim.Channels > 0 || upper == 1 {
+		return []int{upper}
+	}
+	if m.C.Cores > 0 && nHosts >= 1 {
+		perHost := (nRanks + nHosts - 1) / nHosts
+		fill := int(math.Ceil(m.C.Cores / float64(perHost)))
+		upper = min(upper, max(fill, 1))
+	}
+	counts := make([]int, upper)
+	for i := range counts {
+		counts[i] = i + 1
+	}
+	return counts
+}
+
+// channels is the channel count protocol p runs bytes with under lim by
+// NCCL's rule: the most Choose prices.
 func (m *Model) channels(p proto.Protocol, nRanks int, bytes int64, lim Limits) int {
 	if lim.Channels > 0 {
 		return lim.Channels

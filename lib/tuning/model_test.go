@@ -266,11 +266,13 @@ func TestModelNCCLLikeHugePicksSimpleRing(t *testing.T) {
 	}
 }
 
-// TestModelHugeUsesEveryChannel: with the default (measured) constants 1
-// GiB runs on every channel the communicator has (it is far above every
+// TestModelHugeUsesEveryChannel: with a core per channel and no host cap,
+// 1 GiB runs on every channel the communicator has (it is far above every
 // channel threshold), whatever algorithm and protocol win.
 func TestModelHugeUsesEveryChannel(t *testing.T) {
 	m := defaultModel()
+	m.C.MaxHostBwGBs = 0
+	m.C.Cores = 0
 	for _, c := range Colls() {
 		for _, s := range shapes() {
 			if s[0] == 1 {
@@ -283,6 +285,35 @@ func TestModelHugeUsesEveryChannel(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestModelChannelsStopAtCoresAndCaps: channels that add no bandwidth are
+// not taken. On 2 cores, 2 ranks run 1 GiB on one channel (a second would
+// only add scheduler trips); under a host cap, the fewest channels that
+// reach the cap; a forced count is kept whatever it costs.
+func TestModelChannelsStopAtCoresAndCaps(t *testing.T) {
+	m := defaultModel()
+	m.C.Cores = 2
+	for _, c := range []Coll{AllReduce, AllGather} {
+		got, _ := m.Choose(c, 2, 1, 1<<30, Limits{MaxChannels: 4})
+		if got.NChannels != 1 {
+			t.Errorf("%v 1 GiB, 2 ranks on 2 cores: Choose = %v, want one channel", c, got)
+		}
+		got, _ = m.Choose(c, 2, 1, 1<<30, Limits{MaxChannels: 4, Channels: 3})
+		if got.NChannels != 3 {
+			t.Errorf("%v 1 GiB forced to 3 channels: Choose = %v", c, got)
+		}
+	}
+
+	// A cap that one channel's 1 GB/s reaches only with three of them.
+	capped := defaultModel()
+	capped.C.Cores = 0
+	capped.C.ChannelBwGBs = [NumLinks]float64{1, 1}
+	capped.C.MaxHostBwGBs = 2.5 * 2 // per host of 2 ranks: 2.5 GB/s each
+	got, _ := capped.Choose(AllReduce, 2, 1, 1<<30, Limits{MaxChannels: 8, Protos: []proto.Protocol{proto.Simple}, Algos: []Algo{Ring}})
+	if got.NChannels != 3 {
+		t.Errorf("host cap 2.5 GB/s a rank at 1 GB/s a channel: Choose = %v, want the 3 channels that reach it", got)
 	}
 }
 
@@ -317,10 +348,10 @@ func TestModelCacheKnee(t *testing.T) {
 	}
 }
 
-// TestModelChooseIsArgmin: Choose's algorithm and protocol beat or tie
-// every allowed alternative, each priced at the channel count it would run
-// with: the forced count, or NCCL's reduction from MaxChannels (recomputed
-// here with a plain division).
+// TestModelChooseIsArgmin: Choose's configuration beats or ties every
+// allowed alternative, at the forced count, or at any count up to NCCL's
+// reduction from MaxChannels (recomputed here with a plain division); and
+// its time is its own configuration's.
 func TestModelChooseIsArgmin(t *testing.T) {
 	m := defaultModel()
 	for _, c := range Colls() {
@@ -329,14 +360,19 @@ func TestModelChooseIsArgmin(t *testing.T) {
 				for _, forced := range []int{0, 4} {
 					lim := Limits{MaxChannels: 4, Channels: forced}
 					got, us := m.Choose(c, s[0], s[1], b, lim)
+					if own, ok := m.Time(c, got.Algo, got.Proto, got.NChannels, s[0], s[1], b); !ok || own != us {
+						t.Errorf("%v %d B %v: Choose = %v at %g us, its Time %g", c, b, s, got, us, own)
+					}
 					for _, a := range Algos() {
 						for _, p := range proto.All() {
-							nc := forced
-							if nc == 0 {
-								nc = int(min(4, max(1, b/m.C.ChannelThresholdBytes[p])))
+							lo, hi := forced, forced
+							if forced == 0 {
+								lo, hi = 1, int(min(4, max(1, b/m.C.ChannelThresholdBytes[p])))
 							}
-							if alt, ok := m.Time(c, a, p, nc, s[0], s[1], b); ok && alt < us {
-								t.Errorf("%v %d B %v %+v: Choose = %v (%g us) but %v/%v/%dch takes %g us", c, b, s, lim, got, us, a, p, nc, alt)
+							for nc := lo; nc <= hi; nc++ {
+								if alt, ok := m.Time(c, a, p, nc, s[0], s[1], b); ok && alt < us {
+									t.Errorf("%v %d B %v %+v: Choose = %v (%g us) but %v/%v/%dch takes %g us", c, b, s, lim, got, us, a, p, nc, alt)
+								}
 							}
 						}
 					}
@@ -396,6 +432,8 @@ func TestModelChooseHonoursLimits(t *testing.T) {
 // bytes < nChannels x threshold, down to one.
 func TestModelChannelReduction(t *testing.T) {
 	m := defaultModel()
+	m.C.MaxHostBwGBs = 0 // channels pay: the rule alone limits them
+	m.C.Cores = 0
 	for _, p := range proto.All() {
 		th := m.C.ChannelThresholdBytes[p]
 		lim := Limits{Protos: []proto.Protocol{p}, MaxChannels: 8}
@@ -412,7 +450,7 @@ func TestModelChannelReduction(t *testing.T) {
 		}
 	}
 	// A zero threshold never drops a channel.
-	z := defaultModel()
+	z := m
 	z.C.ChannelThresholdBytes = [proto.NumProtocols]int64{}
 	if got, _ := z.Choose(AllReduce, 4, 1, 8, Limits{MaxChannels: 8}); got.NChannels != 8 {
 		t.Errorf("zero threshold: Choose = %v, want 8 channels", got)

@@ -79,6 +79,7 @@ func constants(args []string, stdout, stderr io.Writer) int {
 	procs := fs.Int("procs", 0, "processors of the process that measured (default: the records' core count)")
 	start := fs.String("start", "", "constants file to start from (default: the built-in constants)")
 	machine := fs.String("machine", "", "text for the constants' machine field (default: the records' CPU and cores)")
+	hold := fs.StringSlice("hold", nil, "constants to keep at their start values, comma separated: a name or a prefix ending at a dot (step_lat_us.*.Ring.LL, base_lat_us.Tree); for what the data cannot tell apart")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
@@ -107,7 +108,7 @@ func constants(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	before := tuner.Evaluate(c, p, pts)
-	fitted, rep, err := tuner.FitConstants(c, p, pts)
+	fitted, rep, err := tuner.FitConstants(c, p, pts, *hold)
 	if err != nil {
 		fmt.Fprintf(stderr, "tune constants: %v\n", err)
 		return exitBad
@@ -117,6 +118,9 @@ func constants(args []string, stdout, stderr io.Writer) int {
 	}
 	fitted.Machine = desc
 	fitted.Method = fmt.Sprintf("tune constants: Nelder-Mead on squared log(predicted/measured) over %d out-of-place forced-config points (%s), %d processors", len(pts), shapes(pts), p)
+	if len(*hold) > 0 {
+		fitted.Method += fmt.Sprintf("; held: %s", strings.Join(*hold, ", "))
+	}
 	fmt.Fprintf(stdout, "%d points (%d records skipped), %d processors\n", len(pts), skipped, p)
 	fmt.Fprintf(stdout, "start:  median relative error %.1f%%, max %.0f%%\n", 100*before.MedianRelErr, 100*before.MaxRelErr)
 	fmt.Fprintf(stdout, "fitted: median relative error %.1f%%, max %.0f%% (%s n=%d hosts=%d %s/%s/%dch %d B: %.1f us predicted, %.1f measured), %d evaluations\n\n",
