@@ -32,9 +32,12 @@ type Point struct {
 
 // PointsFromRecords keeps the out-of-place records of forced
 // configurations (algorithm, protocol and channels all set) of the
-// collectives the model knows, and says how many it skipped.
+// collectives the model knows, and says how many it skipped. The times of
+// side-by-side runs are scaled to their shape's median run, as Collect
+// does (blockFactors).
 func PointsFromRecords(recs []results.Record) (pts []Point, skipped int) {
-	for _, r := range recs {
+	factors := blockFactors(recs, func(i int) float64 { return recordUs(recs[i]) })
+	for i, r := range recs {
 		c, err1 := tuning.ParseColl(r.Collective)
 		a, err2 := tuning.ParseAlgo(r.Algorithm)
 		p, err3 := proto.Parse(r.Protocol)
@@ -44,13 +47,13 @@ func PointsFromRecords(recs []results.Record) (pts []Point, skipped int) {
 			skipped++
 			continue
 		}
-		us := r.MedianUs
-		if us <= 0 {
-			us = r.TimeUs
-		}
+		us := recordUs(r)
 		if us <= 0 {
 			skipped++
 			continue
+		}
+		if f, ok := factors[i]; ok {
+			us *= f
 		}
 		// The channels that carried data: a small message on a grain or
 		// two leaves the others idle, whatever was asked.
@@ -62,6 +65,19 @@ func PointsFromRecords(recs []results.Record) (pts []Point, skipped int) {
 			NHosts: max(r.NHosts, 1), Bytes: r.Size, Us: us, Source: r.Source})
 	}
 	return pts, skipped
+}
+
+// recordUs is a record's time: its median when recorded, else its time;
+// <= 0 when it has neither.
+func recordUs(r results.Record) float64 {
+	us := r.MedianUs
+	if us <= 0 || math.IsNaN(us) {
+		us = r.TimeUs
+	}
+	if math.IsNaN(us) {
+		return 0
+	}
+	return us
 }
 
 // knob is one fitted constant: where it lives in Constants.

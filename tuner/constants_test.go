@@ -155,3 +155,22 @@ func TestCompareChoices(t *testing.T) {
 		}
 	}
 }
+
+// Points of side-by-side runs come scaled to the median run, as Collect's
+// series do: the fit sees configurations, not a run's luck.
+func TestPointsFromRecordsScaleBlocks(t *testing.T) {
+	truth := map[string]float64{"LL": 10, "LL128": 10.5, "Simple": 12}
+	var recs []results.Record
+	recs = append(recs, runRecords(1, true, 64, 1.0, truth)...)
+	recs = append(recs, runRecords(2, true, 64, 1.3, truth)...)
+	recs = append(recs, runRecords(3, true, 64, 0.9, truth)...)
+	pts, skipped := PointsFromRecords(recs)
+	if len(pts) != 9 || skipped != 0 {
+		t.Fatalf("%d points, %d skipped; want 9 and 0", len(pts), skipped)
+	}
+	for _, p := range pts {
+		if want := truth[p.Proto.String()]; !nearRel(p.Us, want) {
+			t.Errorf("%v point %v us, want %v", p.Proto, p.Us, want)
+		}
+	}
+}

@@ -1,15 +1,16 @@
-"""Summarises buffsize_study.sh's records: t(buffer) / t(1 MiB) per point,
-geometric means from 1 MiB up, and the slowest points of NCCL's 4 MiB."""
-import json, math, sys
+"""Summarises buffsize_study.sh's records: t(buffer) / t(1 MiB) per point
+(each the median of the runs), and their geometric means from 1 MiB up."""
+import json, math, statistics, sys
 from collections import defaultdict
 
-t = {}
+runs = defaultdict(list)  # point -> the runs' medians
 for line in open(sys.argv[1]):
     r = json.loads(line)
     if r["placement"] != "out-of-place":
         continue
     key = (r["collective"], r["nranks"], r["algorithm"], r["channels"], r["size"])
-    t[key + (r["buffsize"],)] = r.get("median_us") or r["time_us"]
+    runs[key + (r["buffsize"],)].append(r.get("median_us") or r["time_us"])
+t = {k: statistics.median(v) for k, v in runs.items()}
 
 MB = 1 << 20
 buffs = [512 << 10, 1 * MB, 2 * MB, 4 * MB]

@@ -12,14 +12,14 @@
 # first held-out sweep validated on the second (same sizes, another run):
 # what even a perfect picker scores against run-to-run noise.
 #
-# OUT_DIR picks another output folder (default docs/data/tune_buff1m: the
-# run with the 1 MiB Simple buffer; docs/data/tune holds the last run with
-# NCCL's 4 MiB); TUNE a prebuilt tune binary (the device host has no Go).
+# OUT_DIR picks another output folder (default docs/data/tune_epyc, the
+# run on the AMD EPYC VM; docs/data/tune holds the earlier run on the Intel
+# Xeon VM); TUNE a prebuilt tune binary (the device host has no Go).
 # The sweeps are written to OUT_DIR/raw/ (not kept in git: resumable there)
 # and kept gzipped beside it; every tune command reads .gz as it is.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-out=${OUT_DIR:-docs/data/tune_buff1m}
+out=${OUT_DIR:-docs/data/tune_epyc}
 mkdir -p "$out/raw" .bin
 if [[ -z ${TUNE:-} ]]; then
 	go build -o .bin/tune ./cmd/tune

@@ -2,6 +2,8 @@ package ccl
 
 import (
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -41,9 +43,14 @@ func TestForceSwitchesPerOperation(t *testing.T) {
 
 // Force with nothing forced hands the choice back to the model, within
 // MaxNChannels; a later Force with the communicator's own settings
-// restores them.
+// restores them. The model is given a core per channel and no host cap, so
+// that every channel it may use pays.
 func TestForceAutoAndChannelCap(t *testing.T) {
-	comms := initT(t, 2, Config{MaxNChannels: 4, Proto: "Simple", Algo: "Ring"})
+	model := filepath.Join(t.TempDir(), "model.json")
+	if err := os.WriteFile(model, []byte(`{"version": 1, "cores": 64, "max_host_bw_gbs": 0}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	comms := initT(t, 2, Config{MaxNChannels: 4, Proto: "Simple", Algo: "Ring", ModelFile: model})
 	force := func(f Forced) {
 		for _, c := range comms {
 			if err := c.Force(f); err != nil {
