@@ -344,8 +344,10 @@ func (e *engine) record(rc RunConfig, p point, inPlace bool, m measurement, algB
 		Env: results.FilterEnv(os.Environ()),
 	}
 	r.ChosenBuff = rc.BuffSize
-	if r.ChosenBuff == 0 {
-		r.ChosenBuff = int64(4 << 20)
+	if r.ChosenBuff == 0 && r.Backend == "embedded" {
+		r.ChosenBuff = ccl.DefaultSimpleBuffSize
+	} else if r.ChosenBuff == 0 {
+		r.ChosenBuff = 4 << 20 // NCCL's
 	}
 	if m.iter != nil {
 		r.MedianUs, r.MinUs, r.MaxUs, r.P99Us = m.iter.medUs, m.iter.minUs, m.iter.maxUs, m.iter.p99Us

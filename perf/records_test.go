@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gccl/gccl/lib/ccl"
 	"github.com/gccl/gccl/results"
 )
 
@@ -83,9 +84,9 @@ func TestRecords(t *testing.T) {
 			"--proto", "Simple", "--nchannels", "2", "--buffsize", "1M", "--algo", "Ring"},
 			2, "Ring", "Simple", 2, 1 << 20, 1 << 20, "sum", []int{-1}},
 		{"broadcast roots", Broadcast, []string{"-g", "3", "-b", "96", "-e", "192", "-f", "2", "-n", "2", "-w", "0", "-r", "all"},
-			3, "auto", "auto", 0, 0, 4 << 20, "none", []int{0, 0, 1, 1, 2, 2}},
+			3, "auto", "auto", 0, 0, ccl.DefaultSimpleBuffSize, "none", []int{0, 0, 1, 1, 2, 2}},
 		{"allgather count", AllGather, []string{"-g", "4", "-b", "1K", "-e", "1K", "-n", "2", "-w", "0", "-d", "half"},
-			4, "auto", "auto", 0, 0, 4 << 20, "none", []int{-1}},
+			4, "auto", "auto", 0, 0, ccl.DefaultSimpleBuffSize, "none", []int{-1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, jsonl, csv, dir := recordRun(t, tc.tt, tc.args...)

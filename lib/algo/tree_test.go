@@ -23,7 +23,7 @@ func TestTreeChunkBytesFullStepForLargeMessages(t *testing.T) {
 
 // The shrinking rules, replayed by hand for NCCL's default buffers.
 func TestTreeChunkBytesShrinksLikeNCCL(t *testing.T) {
-	b := proto.DefaultBuffSizes()
+	b := proto.NCCLBuffSizes()
 	cases := []struct {
 		p                          proto.Protocol
 		bytes                      int64

@@ -24,6 +24,10 @@ const DefaultTimeout = 60 * time.Second
 // cost model arrives).
 const autoLLBytes = 64 << 10
 
+// DefaultSimpleBuffSize is the Simple FIFO size when Config.BuffSize is 0:
+// 1 MiB, a quarter of NCCL's (proto.DefaultSimpleBuffSize says why).
+const DefaultSimpleBuffSize = proto.DefaultSimpleBuffSize
+
 // Config configures a set of communicators. The zero value is "auto"
 // everywhere. Environment variables override it (see FromEnv).
 type Config struct {
@@ -40,7 +44,8 @@ type Config struct {
 	// NChannels when it is forced, else min(cores, 4).
 	MaxNChannels int
 	// BuffSize, LLBuffSize and LL128BuffSize are the FIFO sizes in bytes of
-	// Simple, LL and LL128; 0 keeps NCCL's defaults (4 MiB, 512 KiB, 4800 KB).
+	// Simple, LL and LL128; 0 keeps the defaults (1 MiB, 512 KiB, 4800 KB: NCCL's but
+	// Simple's, see DefaultSimpleBuffSize).
 	BuffSize, LLBuffSize, LL128BuffSize int
 	// Timeout aborts the communicators when a wait sees no progress for this
 	// long; 0 means DefaultTimeout, a negative value waits forever.

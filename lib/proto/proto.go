@@ -66,9 +66,17 @@ const (
 	LL128DataPerLine = LL128DataWords * 8
 )
 
-// Default buffer sizes per protocol (NCCL's defaults).
+// Default buffer sizes per protocol: NCCL's, except Simple's.
+//
+// Simple's is 1 MiB, a quarter of NCCL's: a ring's Simple chunk is 4 steps,
+// which with NCCL's 4 MiB is 2 MiB per channel in flight, as much as a core's
+// L2 on the project's VM. Measured there (docs/PERFORMANCE.md, "The Simple
+// buffer"), 4 MiB was 1.17x slower than 1 MiB from 1 MiB up (geomean) and
+// up to 1.8x on 4 ranks; 512 KiB tied with 1 MiB. A GPU's buffers live in
+// HBM at every size; NCCL has no such reason.
 const (
-	DefaultSimpleBuffSize = 4 << 20   // 8 steps of 512 KiB
+	DefaultSimpleBuffSize = 1 << 20   // 8 steps of 128 KiB
+	NCCLSimpleBuffSize    = 4 << 20   // NCCL's: 8 steps of 512 KiB (GCCL_BUFFSIZE=4M)
 	DefaultLLBuffSize     = 512 << 10 // 8 steps of 64 KiB of lines (32 KiB of data)
 	DefaultLL128BuffSize  = 4915200   // 8 steps of 4800 lines (576000 B of data)
 )
@@ -114,9 +122,14 @@ func (p Protocol) StepData(buffSize int) int {
 // BuffSizes holds the FIFO size in bytes of each protocol.
 type BuffSizes [NumProtocols]int
 
-// DefaultBuffSizes returns NCCL's default sizes.
+// DefaultBuffSizes returns the default sizes (see DefaultSimpleBuffSize).
 func DefaultBuffSizes() BuffSizes {
 	return BuffSizes{LL: DefaultLLBuffSize, LL128: DefaultLL128BuffSize, Simple: DefaultSimpleBuffSize}
+}
+
+// NCCLBuffSizes returns NCCL's default sizes.
+func NCCLBuffSizes() BuffSizes {
+	return BuffSizes{LL: DefaultLLBuffSize, LL128: DefaultLL128BuffSize, Simple: NCCLSimpleBuffSize}
 }
 
 // MaxBuffSize bounds a FIFO (1 GiB) so that sizes and steps stay small ints.

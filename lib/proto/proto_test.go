@@ -49,13 +49,17 @@ func TestParseStringRoundTrip(t *testing.T) {
 	}
 }
 
-// TestStepDataDefaults: payload per step of the default buffers (DESIGN.md
-// section 3): Simple 512 KiB, LL 32 KiB (64 KiB of lines at 50%), LL128
-// 576000 B (4800 lines of 120 B).
+// TestStepDataDefaults: payload per step of NCCL's default buffers
+// (DESIGN.md section 3): Simple 512 KiB, LL 32 KiB (64 KiB of lines at 50%),
+// LL128 576000 B (4800 lines of 120 B). gccl's own defaults differ in
+// Simple's only: 1 MiB.
 func TestStepDataDefaults(t *testing.T) {
-	d := proto.DefaultBuffSizes()
+	if g := proto.DefaultBuffSizes(); g[proto.LL] != 512<<10 || g[proto.LL128] != 4915200 || g[proto.Simple] != 1<<20 {
+		t.Fatalf("DefaultBuffSizes = %v", g)
+	}
+	d := proto.NCCLBuffSizes()
 	if d[proto.LL] != 512<<10 || d[proto.LL128] != 4915200 || d[proto.Simple] != 4<<20 {
-		t.Fatalf("DefaultBuffSizes = %v", d)
+		t.Fatalf("NCCLBuffSizes = %v", d)
 	}
 	want := map[proto.Protocol]int{proto.Simple: 512 << 10, proto.LL: 32 << 10, proto.LL128: 576000}
 	for p, w := range want {

@@ -123,15 +123,18 @@ func TestSimpleSizeMismatch(t *testing.T) {
 	}
 }
 
-// TestSimpleDefaultBuffer moves slices of the default 4 MiB buffer.
+// TestSimpleDefaultBuffer moves slices of the default 1 MiB buffer and of
+// NCCL's 4 MiB one.
 func TestSimpleDefaultBuffer(t *testing.T) {
-	res, err := runStream(t, streamCfg{
-		proto: proto.Simple, buff: proto.DefaultSimpleBuffSize, opt: proto.FifoOptions{StartStep: 7},
-		ops:        12,
-		size:       func(step uint64, capacity int) int { return []int{capacity, capacity - 1, 1, 0}[step%4] },
-		sliceSteps: func(op int) int { return 2 - op%2 },
-	})
-	if err != nil || res.overruns != 0 {
-		t.Fatalf("%v (overruns %d)", err, res.overruns)
+	for _, buff := range []int{proto.DefaultSimpleBuffSize, proto.NCCLSimpleBuffSize} {
+		res, err := runStream(t, streamCfg{
+			proto: proto.Simple, buff: buff, opt: proto.FifoOptions{StartStep: 7},
+			ops:        12,
+			size:       func(step uint64, capacity int) int { return []int{capacity, capacity - 1, 1, 0}[step%4] },
+			sliceSteps: func(op int) int { return 2 - op%2 },
+		})
+		if err != nil || res.overruns != 0 {
+			t.Fatalf("buffer %d: %v (overruns %d)", buff, err, res.overruns)
+		}
 	}
 }
