@@ -12,9 +12,10 @@
 # first held-out sweep validated on the second (same sizes, another run):
 # what even a perfect picker scores against run-to-run noise.
 #
-# OUT_DIR picks another output folder (default docs/data/tune_epyc, the
-# run on the AMD EPYC VM; docs/data/tune holds the earlier run on the Intel
-# Xeon VM); TUNE a prebuilt tune binary (the device host has no Go).
+# OUT_DIR picks another output folder (default docs/data/tune_epyc_buff1m,
+# the run on the AMD EPYC VM with the 1 MiB Simple buffer; tune_epyc holds
+# the run before it, with NCCL's 4 MiB, and tune the earlier run on the
+# Intel Xeon VM); TUNE a prebuilt tune binary (the device host has no Go).
 # The sweeps are written to OUT_DIR/raw/ (not kept in git: resumable there)
 # and kept gzipped beside it; every tune command reads .gz as it is.
 #
@@ -25,7 +26,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 factor=${FACTOR:-4}
 case $factor in
-4) out=${OUT_DIR:-docs/data/tune_epyc} hb=16 he=32M ;;
+4) out=${OUT_DIR:-docs/data/tune_epyc_buff1m} hb=16 he=32M ;;
 2) out=${OUT_DIR:-docs/data/tune_epyc_f2} hb=12 he=48M ;;
 *) echo "FACTOR=$factor: want 4 or 2" >&2; exit 2 ;;
 esac
