@@ -18,38 +18,29 @@
 # Intel Xeon VM); TUNE a prebuilt tune binary (the device host has no Go).
 # The sweeps are written to OUT_DIR/raw/ (not kept in git: resumable there)
 # and kept gzipped beside it; every tune command reads .gz as it is.
-#
-# FACTOR=2 sweeps by 2x instead (8 B..64 MiB; held-out at 12 B..48 MiB by
-# 2x, one held-out sweep only, no floor): twice the sizes, so the table sees
-# effects that live between the 4x sizes. Default output docs/data/tune_epyc_f2.
+
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-factor=${FACTOR:-4}
-case $factor in
-4) out=${OUT_DIR:-docs/data/tune_epyc_buff1m} hb=16 he=32M ;;
-2) out=${OUT_DIR:-docs/data/tune_epyc_f2} hb=12 he=48M ;;
-*) echo "FACTOR=$factor: want 4 or 2" >&2; exit 2 ;;
-esac
+out=${OUT_DIR:-docs/data/tune_epyc_buff1m}
 mkdir -p "$out/raw" .bin
 if [[ -z ${TUNE:-} ]]; then
 	go build -o .bin/tune ./cmd/tune
 	TUNE=.bin/tune
 fi
-axes=(--colls allreduce,allgather --ranks 2,4 --proto all --algo all --nchannels 1,2,4 -f "$factor" -n 5 -w 3 --precision 2% --max-time 1s --repeat 3)
+axes=(--colls allreduce,allgather --ranks 2,4 --proto all --algo all --nchannels 1,2,4 -f 4 -n 5 -w 3 --precision 2% --max-time 1s --repeat 3)
 sweep() { # NAME -b -e
 	"$TUNE" sweep "${axes[@]}" -b "$2" -e "$3" -o "$out/raw/$1.jsonl"
 	gzip -9 -n -c "$out/raw/$1.jsonl" > "$out/$1.jsonl.gz"
 }
 sweep sweep 8 64M
-sweep heldout "$hb" "$he"
+sweep heldout 16 32M
 "$TUNE" fit "$out/sweep.jsonl.gz" -o "$out/models.json" --force > "$out/fit.txt"
 "$TUNE" table "$out/sweep.jsonl.gz" --models "$out/models.json" -o "$out/table.json" --nccl-csv "$out/nccl_tuner.conf" --force > "$out/table.txt"
 "$TUNE" validate --points --table "$out/table.json" "$out/heldout.jsonl.gz" > "$out/validate.txt"
-tail -3 "$out/validate.txt"
-[[ $factor == 4 ]] || exit 0
 sweep heldout2 16 32M
 "$TUNE" validate --points --table "$out/table.json" "$out/heldout2.jsonl.gz" > "$out/validate2.txt"
 "$TUNE" table "$out/heldout.jsonl.gz" -o "$out/floor_table.json" --force > /dev/null
 "$TUNE" validate --points --table "$out/floor_table.json" "$out/heldout2.jsonl.gz" > "$out/floor.txt"
+tail -3 "$out/validate.txt"
 tail -3 "$out/validate2.txt"
 tail -3 "$out/floor.txt"
