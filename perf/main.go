@@ -313,8 +313,8 @@ func (e *engine) pointRow(rc RunConfig, p point, ms [2]*measurement) (string, er
 }
 
 // toNanosecond rounds times in us to the nanosecond, the clock's
-// resolution: the digits past it are float noise from the conversion, and
-// they were half of a sweep's bytes.
+// resolution: the digits past it are float noise from the conversion
+// (1.3579999999999999), bytes in every result file that mean nothing.
 func toNanosecond(us []float64) []float64 {
 	out := make([]float64, len(us))
 	for i, t := range us {
