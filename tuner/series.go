@@ -2,7 +2,6 @@ package tuner
 
 import (
 	"fmt"
-	"math"
 	"sort"
 	"strings"
 
@@ -114,14 +113,8 @@ func Collect(recs []results.Record) []Series {
 			continue
 		}
 		own[i] = r.IterTimesUs
-		if len(own[i]) == 0 {
-			t := r.MedianUs
-			if t <= 0 {
-				t = r.TimeUs
-			}
-			if t > 0 && !math.IsNaN(t) {
-				own[i] = []float64{t}
-			}
+		if t := recordUs(r); len(own[i]) == 0 && t > 0 {
+			own[i] = []float64{t}
 		}
 	}
 	factors := blockFactors(recs, func(i int) float64 {

@@ -216,7 +216,8 @@ func (m *Model) Choose(c Coll, nRanks, nHosts int, bytes int64, lim Limits) (Cho
 			if !slices.Contains(protos, p) {
 				continue
 			}
-			for _, nc := range m.channelCounts(p, nRanks, nHosts, bytes, lim) {
+			lo, hi := m.channelRange(p, nRanks, nHosts, bytes, lim)
+			for nc := lo; nc <= hi; nc++ {
 				us, ok := m.Time(c, a, p, nc, nRanks, nHosts, bytes)
 				if ok && (bestUs < 0 || us < bestUs) {
 					best, bestUs = Choice{Algo: a, Proto: p, NChannels: nc}, us
@@ -227,26 +228,22 @@ func (m *Model) Choose(c Coll, nRanks, nHosts int, bytes int64, lim Limits) (Cho
 	return best, bestUs
 }
 
-// channelCounts lists the channel counts Choose prices for protocol p: a
-// forced count alone; else 1 up to NCCL's rule (channels), but no further
+// channelRange is the channel counts Choose prices for protocol p, lo..hi:
+// a forced count alone; else 1 up to NCCL's rule (channels), but no further
 // than the count that gives every core a goroutine (ceil(Cores/perHost)):
 // channels past it add no bandwidth in the model, only scheduler trips, so
-// they can never be cheaper.
-func (m *Model) channelCounts(p proto.Protocol, nRanks, nHosts int, bytes int64, lim Limits) []int {
-	upper := m.channels(p, nRanks, bytes, lim)
-	if lim.Channels > 0 || upper == 1 {
-		return []int{upper}
+// they can never be cheaper. A range, not a list: Choose runs per call.
+func (m *Model) channelRange(p proto.Protocol, nRanks, nHosts int, bytes int64, lim Limits) (lo, hi int) {
+	hi = m.channels(p, nRanks, bytes, lim)
+	if lim.Channels > 0 {
+		return hi, hi
 	}
 	if m.C.Cores > 0 && nHosts >= 1 {
 		perHost := (nRanks + nHosts - 1) / nHosts
 		fill := int(math.Ceil(m.C.Cores / float64(perHost)))
-		upper = min(upper, max(fill, 1))
+		hi = min(hi, max(fill, 1))
 	}
-	counts := make([]int, upper)
-	for i := range counts {
-		counts[i] = i + 1
-	}
-	return counts
+	return 1, hi
 }
 
 // channels is the channel count protocol p runs bytes with under lim by
