@@ -13,7 +13,7 @@ const (
 	realNCCL = "testdata/h200x2_all_reduce_perf.txt" // nccl-tests all_reduce_perf on 2 H200: one run, no repeats
 	// realSweep is the project's committed tuning sweep: forced
 	// configurations, one run each with 10-50 per-iteration samples.
-	realSweep = "../docs/data/tuning/pass2_n2_per1.jsonl"
+	realSweep = "../docs/data/tuning/pass2_n2_per1.jsonl.gz"
 )
 
 func TestIdenticalSetsPass(t *testing.T) {

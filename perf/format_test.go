@@ -10,7 +10,7 @@ import (
 )
 
 // The nccl-tests logs in testdata/nccl-tests are copies of the real runs in
-// shared/fixtures/nccl-tests (nccl-tests 2.19.6 on 2x H200).
+// testdata/nccl-tests (nccl-tests 2.19.6 on 2x H200).
 var ncclFixtures = []string{
 	"nccl-tests/h200x2_all_reduce_perf.txt",
 	"nccl-tests/h200x2_all_reduce_simple.txt",

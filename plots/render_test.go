@@ -2,6 +2,7 @@ package plots
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -230,7 +231,7 @@ func TestPlotWinners(t *testing.T) {
 // the CSV and nccl-tests JSON written from it, nccl-tests' text output
 // and a real nccl-tests -J file.
 func TestPlotEveryInputFormat(t *testing.T) {
-	all, err := results.ReadFile("../docs/data/tuning/pass1_n2_per1.jsonl")
+	all, err := results.ReadFile("../docs/data/tuning/pass1_n2_per1.jsonl.gz")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +268,7 @@ func TestPlotEveryInputFormat(t *testing.T) {
 		path   string
 		format results.Format
 	}{
-		{"../docs/data/tuning/pass1_n2_per1.jsonl", results.FormatJSONL},
+		{"../docs/data/tuning/pass1_n2_per1.jsonl.gz", results.FormatJSONL},
 		{csvPath, results.FormatCSV},
 		{jsonPath, results.FormatNCCLJSON},
 		{"../results/testdata/h200x2_all_reduce_perf.txt", results.FormatNCCLText},
@@ -276,6 +277,11 @@ func TestPlotEveryInputFormat(t *testing.T) {
 		data, err := os.ReadFile(c.path)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if zr, err := gzip.NewReader(bytes.NewReader(data)); err == nil { // the committed sweeps are gzipped
+			if data, err = io.ReadAll(zr); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if f, err := results.Detect(c.path, data); err != nil || f != c.format {
 			t.Errorf("%s: detected %v (%v), want %v", c.path, f, err, c.format)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"testing"
 
@@ -211,10 +210,7 @@ func TestFitNCCLFixtures(t *testing.T) {
 		{"h200x2_all_reduce_simple.txt", "allreduce", 150, 600, 0.20},
 		{"h200x2_sendrecv_perf.txt", "sendrecv", 100, 1000, 0.20},
 	} {
-		path := "../../shared/fixtures/nccl-tests/" + tc.file
-		if _, err := os.Stat(path); err != nil {
-			t.Skipf("fixture: %v", err)
-		}
+		path := "testdata/nccl-tests/" + tc.file
 		recs, err := results.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=docs/data
 peer=$(mktemp -d)/mpi_perf
-mpicc -O2 -o "$peer" ../shared/peers/mpi_perf.c
+mpicc -O2 -o "$peer" docs/data/peers/mpi_perf.c
 mkdir -p .bin
 go build -o .bin/allreduce_perf ./cmd/allreduce_perf
 { uname -a; nproc; grep -m1 "model name" /proc/cpuinfo; go version; date -u; } > "$out/machine.txt"

@@ -12,35 +12,34 @@
 # first held-out sweep validated on the second (same sizes, another run):
 # what even a perfect picker scores against run-to-run noise.
 #
-# OUT_DIR picks another output folder (default docs/data/tune_epyc_buff1m,
-# the run on the AMD EPYC VM with the 1 MiB Simple buffer; tune_epyc holds
-# the run before it, with NCCL's 4 MiB, and tune the earlier run on the
-# Intel Xeon VM); TUNE a prebuilt tune binary (the device host has no Go).
-# The sweeps are written to OUT_DIR/raw/ (not kept in git: resumable there)
-# and kept gzipped beside it; every tune command reads .gz as it is.
+# OUT_DIR picks the folder for the summaries kept in git (default
+# docs/data/tune_epyc_buff1m, the run on the AMD EPYC VM with the 1 MiB
+# Simple buffer); RAW_DIR the folder for the raw sweeps, which git ignores
+# (default results/local/<name of OUT_DIR>; rerun to resume there); TUNE a
+# prebuilt tune binary (the device host has no Go).
 
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT_DIR:-docs/data/tune_epyc_buff1m}
-mkdir -p "$out/raw" .bin
+raw=${RAW_DIR:-results/local/$(basename "$out")}
+mkdir -p "$out" "$raw" .bin
 if [[ -z ${TUNE:-} ]]; then
 	go build -o .bin/tune ./cmd/tune
 	TUNE=.bin/tune
 fi
 axes=(--colls allreduce,allgather --ranks 2,4 --proto all --algo all --nchannels 1,2,4 -f 4 -n 5 -w 3 --precision 2% --max-time 1s --repeat 3)
 sweep() { # NAME -b -e
-	"$TUNE" sweep "${axes[@]}" -b "$2" -e "$3" -o "$out/raw/$1.jsonl"
-	gzip -9 -n -c "$out/raw/$1.jsonl" > "$out/$1.jsonl.gz"
+	"$TUNE" sweep "${axes[@]}" -b "$2" -e "$3" -o "$raw/$1.jsonl"
 }
 sweep sweep 8 64M
 sweep heldout 16 32M
-"$TUNE" fit "$out/sweep.jsonl.gz" -o "$out/models.json" --force > "$out/fit.txt"
-"$TUNE" table "$out/sweep.jsonl.gz" --models "$out/models.json" -o "$out/table.json" --nccl-csv "$out/nccl_tuner.conf" --force > "$out/table.txt"
-"$TUNE" validate --points --table "$out/table.json" "$out/heldout.jsonl.gz" > "$out/validate.txt"
+"$TUNE" fit "$raw/sweep.jsonl" -o "$out/models.json" --force > "$out/fit.txt"
+"$TUNE" table "$raw/sweep.jsonl" --models "$out/models.json" -o "$out/table.json" --nccl-csv "$out/nccl_tuner.conf" --force > "$out/table.txt"
+"$TUNE" validate --points --table "$out/table.json" "$raw/heldout.jsonl" > "$out/validate.txt"
 sweep heldout2 16 32M
-"$TUNE" validate --points --table "$out/table.json" "$out/heldout2.jsonl.gz" > "$out/validate2.txt"
-"$TUNE" table "$out/heldout.jsonl.gz" -o "$out/floor_table.json" --force > /dev/null
-"$TUNE" validate --points --table "$out/floor_table.json" "$out/heldout2.jsonl.gz" > "$out/floor.txt"
+"$TUNE" validate --points --table "$out/table.json" "$raw/heldout2.jsonl" > "$out/validate2.txt"
+"$TUNE" table "$raw/heldout.jsonl" -o "$out/floor_table.json" --force > /dev/null
+"$TUNE" validate --points --table "$out/floor_table.json" "$raw/heldout2.jsonl" > "$out/floor.txt"
 tail -3 "$out/validate.txt"
 tail -3 "$out/validate2.txt"
 tail -3 "$out/floor.txt"

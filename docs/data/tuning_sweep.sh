@@ -6,13 +6,15 @@
 # at 512 KiB (it moves ~0.4 GB/s; its crossovers are far below). Records
 # carry per-iteration times and their median.
 #
-#   bash docs/data/tuning_sweep.sh PASS    # writes docs/data/tuning/PASS_n<ranks>_per<rph>.jsonl
+#   bash docs/data/tuning_sweep.sh PASS    # writes results/local/tuning/PASS_n<ranks>_per<rph>.jsonl
+#
+# The committed passes in docs/data/tuning/ are these files gzipped (gzip -9 -n).
 #
 # Run on an idle machine; one pass takes about 5 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 pass=${1:?usage: tuning_sweep.sh PASS-NAME}
-out=docs/data/tuning
+out=results/local/tuning
 mkdir -p "$out" .bin
 go build -o .bin/allreduce_perf ./cmd/allreduce_perf
 common=(-f 4 -w 3 -c 0 -I 1 --algo all --nchannels 1,2)

@@ -150,7 +150,7 @@ func DefaultConstants() Constants {
 	// 32 MiB L3; the earlier constants were an Intel Xeon VM's and priced
 	// this one's operations 2.9x too slow, median) by
 	//   echo '{"version":1,"cache_bytes":0,"step_lat_us":{"Intra":{"Ring":{"LL":0.143}},"Inter":{"Ring":{"LL":0.143}}}}' > start.json
-	//   go run ./cmd/tune constants docs/data/tuning/pass3_*.jsonl --start start.json \
+	//   go run ./cmd/tune constants docs/data/tuning/pass3_*.jsonl.gz --start start.json \
 	//     --hold cache_bytes,out_of_cache_bw_factor,step_lat_us.Intra.Ring.LL
 	// (allreduce over every algorithm x protocol x 1-2 channels, 2/4/8 ranks
 	// on 1 and 2 ranks per host, 8 B..32 MiB), rounded to 3 digits; values
@@ -168,7 +168,7 @@ func DefaultConstants() Constants {
 	// constants) and on the end-to-end sweeps (docs/PERFORMANCE.md, "The
 	// tuner end to end").
 	c.Machine = "AMD EPYC, 2 vCPUs, Go 1.26.8 (the project's CI-class VM)"
-	c.Method = "tune constants on docs/data/tuning/pass3_*.jsonl (792 out-of-place forced-config points), ring LL hop and cache knee held, rounded"
+	c.Method = "tune constants on docs/data/tuning/pass3_*.jsonl.gz (792 out-of-place forced-config points), ring LL hop and cache knee held, rounded"
 
 	c.BaseLatUs[Ring] = [proto.NumProtocols]float64{proto.LL: 0.552, proto.LL128: 0.629, proto.Simple: 0}
 	c.BaseLatUs[Tree] = [proto.NumProtocols]float64{proto.LL: 0, proto.LL128: 0, proto.Simple: 0.664}

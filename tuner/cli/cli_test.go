@@ -10,7 +10,7 @@ import (
 	"github.com/gccl/gccl/lib/tuning"
 )
 
-const sweep = "../../docs/data/tuning/pass2_n2_per1.jsonl"
+const sweep = "../../docs/data/tuning/pass2_n2_per1.jsonl.gz"
 
 func runCLI(args ...string) (code int, stdout, stderr string) {
 	var o, e bytes.Buffer

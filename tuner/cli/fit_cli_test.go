@@ -58,10 +58,7 @@ func countFlagged(m *tuner.Models) int {
 }
 
 func TestFitTaggedNCCLLog(t *testing.T) {
-	log := "../../../shared/fixtures/nccl-tests/h200x2_all_reduce_perf.txt"
-	if _, err := os.Stat(log); err != nil {
-		t.Skipf("fixture: %v", err)
-	}
+	log := fixtures + "h200x2_all_reduce_perf.txt"
 	code, stdout, stderr := runCLI("fit", log+"@proto=Simple,algo=Ring")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)

@@ -18,8 +18,8 @@ import (
 var plotPage = []string{"--size", "5x3.5", "--dpi", "60"} // 300x210 pixels
 
 const (
-	plotPass1 = "../../docs/data/tuning/pass1_n2_per1.jsonl"
-	plotPass2 = "../../docs/data/tuning/pass2_n2_per1.jsonl"
+	plotPass1 = "../../docs/data/tuning/pass1_n2_per1.jsonl.gz"
+	plotPass2 = "../../docs/data/tuning/pass2_n2_per1.jsonl.gz"
 	ncclText  = "../../results/testdata/h200x2_all_reduce_perf.txt"
 	ncclJSON  = "../../results/testdata/nccltests_v3_all_reduce.json"
 )

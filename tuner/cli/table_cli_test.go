@@ -13,7 +13,7 @@ import (
 // ranks, forced configurations only).
 func sweeps(t *testing.T, pass string) []string {
 	t.Helper()
-	fs, err := filepath.Glob("../../docs/data/tuning/" + pass + "_*.jsonl")
+	fs, err := filepath.Glob("../../docs/data/tuning/" + pass + "_*.jsonl*")
 	if err != nil || len(fs) == 0 {
 		t.Fatalf("no %s sweeps: %v", pass, err)
 	}
