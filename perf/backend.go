@@ -94,9 +94,18 @@ type Embedded struct{}
 
 func (Embedded) Name() string { return "embedded" }
 
+// Init starts n ranks for rc, which perf has resolved against the
+// environment (env.go): the variables that choose a configuration are
+// rc's; the others (tuning and model files, LL buffers, debug) come from
+// the environment as the stack reads it.
 func (Embedded) Init(n int, rc RunConfig) ([]Comm, error) {
-	cfg := ccl.Config{Proto: rc.Proto, Algo: rc.Algo, NChannels: rc.NChannels, MaxNChannels: rc.MaxNChannels,
-		BuffSize: int(rc.BuffSize), Timeout: rc.Timeout, RanksPerHost: rc.RanksPerHost}
+	cfg, err := ccl.Config{}.FromEnv()
+	if err != nil {
+		return nil, err
+	}
+	cfg.Proto, cfg.Algo, cfg.NChannels, cfg.MaxNChannels = rc.Proto, rc.Algo, rc.NChannels, rc.MaxNChannels
+	cfg.BuffSize, cfg.Timeout, cfg.RanksPerHost = int(rc.BuffSize), rc.Timeout, rc.RanksPerHost
+	cfg.EnvResolved = true
 	comms, err := ccl.InitAll(n, cfg)
 	if err != nil {
 		return nil, err

@@ -46,7 +46,7 @@ func run(t *Test, be Backend, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: %v\n", t.Prog, err)
 		return exitInvalidUsage
 	}
-	e := &engine{t: t, o: o, be: be, out: stdout, errw: stderr, started: time.Now()}
+	e := &engine{t: t, o: o, be: be, out: stdout, errw: stderr, started: time.Now(), env: o.recordEnv()}
 	code, err := e.run()
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", t.Prog, err)
@@ -72,6 +72,7 @@ type engine struct {
 	prog    *progress
 
 	plotRecs []results.Record // the run's records, kept for --plot
+	env      map[string]string // the GCCL_*/NCCL_* variables in force (Options.recordEnv)
 }
 
 func (e *engine) run() (int, error) {
@@ -341,7 +342,7 @@ func (e *engine) record(rc RunConfig, p point, inPlace bool, m measurement, algB
 		Placement: place, Size: p.bytes, Count: int64(p.param),
 		Iterations: e.o.Iters, AggIters: e.o.AggIters, TimeUs: m.timeUs, StopReason: m.stop,
 		AlgBw: algBw, BusBw: busBw, Wrong: m.wrong, RefCopyGBps: e.refCopy, Interleaved: e.o.Interleave,
-		Env: results.FilterEnv(os.Environ()),
+		Env: e.env,
 	}
 	r.ChosenBuff = rc.BuffSize
 	if r.ChosenBuff == 0 && r.Backend == "embedded" {
@@ -517,10 +518,14 @@ func (o *Options) configs() []RunConfig {
 		buffs = []int64{0}
 	}
 	var out []RunConfig
+	add := func(rc RunConfig) {
+		rc.Timeout, rc.RanksPerHost = o.timeout(), o.RanksPerHost
+		out = append(out, o.resolve(rc))
+	}
 	if len(o.ConfigList) > 0 {
 		for _, rc := range o.ConfigList {
 			for _, b := range buffs {
-				out = append(out, RunConfig{Proto: rc.Proto, Algo: rc.Algo, NChannels: rc.NChannels, BuffSize: b, Timeout: o.timeout(), RanksPerHost: o.RanksPerHost})
+				add(RunConfig{Proto: rc.Proto, Algo: rc.Algo, NChannels: rc.NChannels, BuffSize: b})
 			}
 		}
 		return out
@@ -529,7 +534,7 @@ func (o *Options) configs() []RunConfig {
 		for _, a := range algos {
 			for _, c := range chans {
 				for _, b := range buffs {
-					out = append(out, RunConfig{Proto: p, Algo: a, NChannels: c, BuffSize: b, Timeout: o.timeout(), RanksPerHost: o.RanksPerHost})
+					add(RunConfig{Proto: p, Algo: a, NChannels: c, BuffSize: b})
 				}
 			}
 		}

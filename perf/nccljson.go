@@ -28,7 +28,7 @@ func (j *ncclJSON) finish(f footer) error {
 	o := j.o
 	hdr, rows, foot := results.NCCLDocument(j.recs, append([]string{os.Args[0]}, o.args...))
 	hdr.StartTime = j.started
-	hdr.Env = results.FilterEnv(os.Environ())
+	hdr.Env = o.recordEnv()
 	c := &hdr.Config
 	c.NThreads, c.NGPUs = o.Threads, o.RanksPerThread
 	c.MinBytes, c.MaxBytes = o.MinBytes, o.MaxBytes

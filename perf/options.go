@@ -94,7 +94,13 @@ type Options struct {
 	Backend        string // --backend
 	Plot           string // --plot FILE: busBW plot of the run (PNG, SVG or PDF by extension)
 
-	notes []string // one-line notes about ignored GPU-only flags
+	// env is what the GCCL_* variables ask for; timeoutSet and
+	// ranksPerHostSet say -T and --ranks-per-host were given (a flag beats
+	// the environment, env.go).
+	env                         envSettings
+	timeoutSet, ranksPerHostSet bool
+
+	notes []string // one-line notes about ignored GPU-only flags and the environment
 	args  []string // the command line, for nccl-tests' JSON
 }
 
@@ -166,7 +172,11 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	if fs.NArg() > 0 {
 		return nil, usagef("unexpected argument %q (flags only; see --help)", fs.Arg(0))
 	}
+	o.timeoutSet, o.ranksPerHostSet = fs.Changed("timeout"), fs.Changed("ranks-per-host")
 	var err error
+	if o.env, err = readEnv(os.LookupEnv); err != nil {
+		return nil, err
+	}
 	if o.MinBytes, err = parseSizeFlag("minbytes", minB); err != nil {
 		return nil, err
 	}
@@ -283,6 +293,7 @@ func (o *Options) validate() error {
 	if o.ParallelInit != 0 {
 		o.notes = append(o.notes, "-p/--parallel_init ignored: in-process ranks are created together")
 	}
+	o.notes = append(o.notes, o.envNotes()...)
 	return validatePlot(o)
 }
 

@@ -262,14 +262,17 @@ type Comm struct {
 }
 
 // InitAll creates n communicators in this process, one per rank (the
-// analogue of ncclCommInitAll). cfg is overridden by GCCL_* variables.
+// analogue of ncclCommInitAll). cfg is overridden by GCCL_* variables
+// unless cfg.EnvResolved.
 func InitAll(n int, cfg Config) ([]*Comm, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("ccl: InitAll: %d ranks: want at least 1", n)
 	}
-	cfg, err := cfg.FromEnv()
-	if err != nil {
-		return nil, err
+	if !cfg.EnvResolved {
+		var err error
+		if cfg, err = cfg.FromEnv(); err != nil {
+			return nil, err
+		}
 	}
 	set, err := cfg.validate()
 	if err != nil {

@@ -71,6 +71,12 @@ type Config struct {
 	// DebugWriter receives the debug lines; nil means os.Stderr.
 	DebugWriter io.Writer
 
+	// EnvResolved says the caller has already read the GCCL_* variables
+	// (FromEnv) and resolved them against its own settings, so InitAll
+	// applies none on top. The perf binaries set it: their flags beat the
+	// environment, and their records say what ran.
+	EnvResolved bool
+
 	// Test hooks: where FIFO step counters start, and the LL flag space.
 	FifoOptions proto.FifoOptions
 }
@@ -95,12 +101,18 @@ const (
 	EnvDebug         = "GCCL_DEBUG"
 )
 
+// ChoiceEnv are the variables that change which algorithm, protocol,
+// channel count or buffer an operation runs with: a benchmark that labels
+// its results by configuration must apply or refuse each of them.
+var ChoiceEnv = []string{EnvProto, EnvAlgo, EnvNChannels, EnvMaxNChannels, EnvBuffSize, EnvTuningFile, EnvModelFile}
+
 // FromEnv returns c with every GCCL_* variable that is set applied on top.
 // An invalid value is an error naming the variable, the value and what is
 // valid.
-func (c Config) FromEnv() (Config, error) { return c.fromLookup(os.LookupEnv) }
+func (c Config) FromEnv() (Config, error) { return c.FromLookup(os.LookupEnv) }
 
-func (c Config) fromLookup(lookup func(string) (string, bool)) (Config, error) {
+// FromLookup is FromEnv over any lookup (os.LookupEnv, or a test's map).
+func (c Config) FromLookup(lookup func(string) (string, bool)) (Config, error) {
 	bad := func(name, val, valid string) error {
 		return fmt.Errorf("ccl: invalid %s=%q: %s", name, val, valid)
 	}

@@ -79,7 +79,7 @@ func TestEnvOverrides(t *testing.T) {
 	env := map[string]string{}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	env[EnvProto], env[EnvNChannels], env[EnvBuffSize], env[EnvTimeout] = "ll128", "3", "1M", "2.5"
-	c, err := Config{Proto: "Simple"}.fromLookup(lookup)
+	c, err := Config{Proto: "Simple"}.FromLookup(lookup)
 	if err != nil || c.Proto != "ll128" || c.NChannels != 3 || c.BuffSize != 1<<20 || c.Timeout != 2500*time.Millisecond {
 		t.Fatalf("env overrides: %+v %v", c, err)
 	}
@@ -88,14 +88,40 @@ func TestEnvOverrides(t *testing.T) {
 		EnvLLBuffSize: "x", EnvLL128BuffSize: "1K", EnvTimeout: "soon", EnvRanksPerHost: "-2", EnvDebug: "LOUD",
 	} {
 		env = map[string]string{k: v}
-		_, err := Config{}.fromLookup(lookup)
+		_, err := Config{}.FromLookup(lookup)
 		if err == nil || !strings.Contains(err.Error(), k) || !strings.Contains(err.Error(), v) {
 			t.Errorf("%s=%s: want an error naming the variable and value, got %v", k, v, err)
 		}
 	}
 	env = map[string]string{EnvTimeout: "0"}
-	if c, err := (Config{}).fromLookup(lookup); err != nil || c.Timeout >= 0 {
+	if c, err := (Config{}).FromLookup(lookup); err != nil || c.Timeout >= 0 {
 		t.Errorf("GCCL_TIMEOUT=0 should wait forever: %v %v", c.Timeout, err)
+	}
+}
+
+// With EnvResolved, InitAll applies no variable: the caller's values run.
+func TestEnvResolvedIgnoresEnvironment(t *testing.T) {
+	t.Setenv(EnvProto, "LL")
+	t.Setenv(EnvAlgo, "Butterfly") // invalid: read, it would fail InitAll
+	comms, err := InitAll(2, Config{Proto: "Simple", Algo: "Ring", EnvResolved: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, c := range comms {
+			c.Destroy()
+		}
+	}()
+	perRank(comms, func(c *Comm) {
+		buf := make([]byte, 4096)
+		must(t, c.AllReduce(buf, buf, 1024, Float32, Sum))
+		must(t, c.Synchronize())
+	})
+	if ch := comms[0].LastChoice(); ch.Proto != "Simple" || ch.Algo != "Ring" {
+		t.Errorf("ran %s/%s, want Ring/Simple as configured", ch.Algo, ch.Proto)
+	}
+	if _, err := InitAll(2, Config{}); err == nil || !strings.Contains(err.Error(), EnvAlgo) {
+		t.Errorf("without EnvResolved the invalid %s must fail InitAll: %v", EnvAlgo, err)
 	}
 }
 

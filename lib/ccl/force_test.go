@@ -137,7 +137,7 @@ func TestConfigMaxNChannels(t *testing.T) {
 	if ch := allReduceChoice(t, comms, 1<<20); ch.NChannels != 1 {
 		t.Errorf("NChannels 1 of 3 started: ran %+v", ch)
 	}
-	c, err := Config{}.fromLookup(func(k string) (string, bool) {
+	c, err := Config{}.FromLookup(func(k string) (string, bool) {
 		if k == EnvMaxNChannels {
 			return "5", true
 		}
@@ -146,7 +146,7 @@ func TestConfigMaxNChannels(t *testing.T) {
 	if err != nil || c.MaxNChannels != 5 {
 		t.Errorf("GCCL_MAX_NCHANNELS=5: %+v, %v", c, err)
 	}
-	if _, err := (Config{}).fromLookup(func(k string) (string, bool) { return "0", k == EnvMaxNChannels }); err == nil || !strings.Contains(err.Error(), "GCCL_MAX_NCHANNELS") {
+	if _, err := (Config{}).FromLookup(func(k string) (string, bool) { return "0", k == EnvMaxNChannels }); err == nil || !strings.Contains(err.Error(), "GCCL_MAX_NCHANNELS") {
 		t.Errorf("GCCL_MAX_NCHANNELS=0: %v, want an error naming it", err)
 	}
 }

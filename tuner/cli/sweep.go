@@ -222,6 +222,9 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	if *repeat < 1 {
 		return bad("--repeat %d: want at least 1", *repeat)
 	}
+	if err := refuseChoiceEnv(os.LookupEnv); err != nil {
+		return bad("%v", err)
+	}
 	plan, err := planSweep(*colls, *ranks, *perHost, *protos, *algos, *chans, *buffs, *auto, *minB, *maxB, *factor)
 	if err != nil {
 		return bad("%v", err)
@@ -307,6 +310,25 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	prog.stop()
 	fmt.Fprintf(stdout, "tune sweep: done in %s: %s\n", time.Since(started).Round(time.Second), *out)
 	return exitOK
+}
+
+// refuseChoiceEnv refuses a sweep under a variable that changes which
+// configuration runs (ccl.ChoiceEnv): a sweep measures the configurations
+// its flags name and the stack's built-in default ("auto", the baseline a
+// table must beat), and such a variable would change the baseline, or the
+// buffer of every block, behind their labels.
+func refuseChoiceEnv(lookup func(string) (string, bool)) error {
+	var set []string
+	for _, k := range ccl.ChoiceEnv {
+		if v, ok := lookup(k); ok {
+			set = append(set, k+"="+v)
+		}
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s set in the environment would change the configurations this sweep measures and the built-in default it compares against: unset it (the sweep's own flags --proto, --algo, --nchannels and --buffsize set the axes)",
+		strings.Join(set, ", "))
 }
 
 // planSweep expands the axes into runs, each with its full size list.
