@@ -71,7 +71,7 @@ type engine struct {
 	refCopy float64
 	prog    *progress
 
-	plotRecs []results.Record // the run's records, kept for --plot
+	plotRecs []results.Record  // the run's records, kept for --plot
 	env      map[string]string // the GCCL_*/NCCL_* variables in force (Options.recordEnv)
 }
 
