@@ -74,6 +74,12 @@ func (c RunConfig) Label() string {
 	return strings.Join(parts, " ")
 }
 
+// FileTag is Label as a file name part: "proto-LL.algo-Ring.nch-2.buff-1M".
+func (c RunConfig) FileTag() string {
+	r := strings.NewReplacer("=", "-", " ", ".", "nchannels", "nch", "buffsize", "buff")
+	return r.Replace(c.Label())
+}
+
 func orAuto(s string) string {
 	if s == "" {
 		return "auto"

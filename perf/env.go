@@ -32,9 +32,12 @@ func readEnv(lookup func(string) (string, bool)) (envSettings, error) {
 	if err != nil {
 		return envSettings{}, usagef("%v", err)
 	}
-	e := envSettings{cfg: cfg, set: map[string]string{}}
+	e := envSettings{cfg: cfg}
 	for _, k := range append(append([]string(nil), ccl.ChoiceEnv...), ccl.EnvTimeout, ccl.EnvRanksPerHost) {
 		if v, ok := lookup(k); ok {
+			if e.set == nil {
+				e.set = map[string]string{}
+			}
 			e.set[k] = v
 		}
 	}

@@ -101,7 +101,10 @@ func (e *engine) run() (int, error) {
 	if err := checkPlotFile(o); err != nil {
 		return exitInvalidUsage, err
 	}
-	sink, err := openSink(o, e.be, e.started)
+	if o.JSONFile != "" && len(configs) > 1 {
+		o.notes = append(o.notes, fmt.Sprintf("-J writes one nccl-tests JSON document per configuration (%d): %s", len(configs), jsonPaths(o.JSONFile, configs)[0]+", ..."))
+	}
+	sink, err := openSink(o, e.be, e.started, configs)
 	if err != nil {
 		return exitInvalidUsage, err
 	}
@@ -128,7 +131,7 @@ func (e *engine) run() (int, error) {
 			}
 		}
 	}
-	if err := e.sink.finish(e.footerFields()); err != nil {
+	if err := e.sink.finish(); err != nil {
 		return exitInternal, err
 	}
 	if err := e.writePlot(); err != nil {
@@ -303,7 +306,7 @@ func (e *engine) pointRow(rc RunConfig, p point, ms [2]*measurement) (string, er
 		}
 		rec := e.record(rc, p, inPlace, *m, algBw, busBw)
 		e.keepForPlot(rec)
-		if err := e.sink.add(rec); err != nil {
+		if err := e.sink.add(rc, rec); err != nil {
 			return "", err
 		}
 	}
@@ -431,15 +434,6 @@ func (e *engine) printFooter() int {
 		return exitDataError
 	}
 	return exitOK
-}
-
-func (e *engine) footerFields() footer {
-	avg := 0.0
-	if e.bwCount > 0 {
-		avg = e.bwSum / float64(e.bwCount)
-	}
-	minBw, checked := minBandwidth()
-	return footer{wrong: e.wrong, avgBw: avg, bwChecked: checked, bwOK: !checked || avg >= minBw*0.9}
 }
 
 // minBandwidth reads the bus bandwidth floor: NCCL_TESTS_MIN_BW or GCCL_MIN_BW.

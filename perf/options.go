@@ -141,7 +141,7 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	fs.BoolVar(&o.OutOfPlaceOnly, "out-of-place-only", false, "measure out of place only (in-place columns print -)")
 	fs.IntVarP(&o.Bitwise, "bitwise", "K", 0, "bitwise repeatability: compare N repeats with a reference run")
 	fs.IntVarP(&o.Timestamps, "report_timestamps", "S", 0, "append a timestamp to every row (0/1)")
-	fs.StringVarP(&o.JSONFile, "output_file", "J", "", "write nccl-tests' JSON (version 3) to this file")
+	fs.StringVarP(&o.JSONFile, "output_file", "J", "", "write nccl-tests' JSON (version 3) to this file; several configurations write one file each, named FILE with .proto-P.algo-A.nch-N.buff-B before its extension; never overwrites (--force)")
 	fs.IntVarP(&o.Unalign, "unalign", "u", 0, "offset buffers by this many elements from their aligned start")
 	fs.IntVarP(&o.MemReport, "memory_report", "M", 0, "report buffer memory (0/1)")
 	fs.IntVar(&o.MemReport, "memory", 0, "same as --memory_report (recent nccl-tests' spelling)")
@@ -158,11 +158,11 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	fs.StringVar(&configList, "configs", "", "explicit configurations ALGO/PROTO/CHANNELS, any part auto, e.g. auto,Ring/LL/1,Tree/Simple/4 (instead of --proto/--algo/--nchannels)")
 	fs.BoolVar(&o.Interleave, "interleave", false, "measure the configurations side by side on one set of communicators: at each size every configuration runs in turn, round after round (embedded backend)")
 	fs.BoolVar(&o.CheckTimed, "check-timed", false, "verify the data of every timed iteration too")
-	fs.StringVar(&o.Out, "out", "", "write result records as JSONL to this file")
-	fs.StringVar(&o.CSV, "csv", "", "write result records as CSV to this file")
-	fs.BoolVar(&o.Force, "force", false, "overwrite existing result files")
+	fs.StringVar(&o.Out, "out", "", "write result records as JSONL to this file (one per configuration, size and placement; never overwrites: --force)")
+	fs.StringVar(&o.CSV, "csv", "", "write result records as CSV to this file (never overwrites: --force)")
+	fs.BoolVar(&o.Force, "force", false, "overwrite existing result and plot files (--out, --csv, -J, --plot)")
 	fs.StringVar(&o.Backend, "backend", "embedded", "collective backend: embedded")
-	fs.StringVar(&o.Plot, "plot", "", "write the busBW curves of this run (out-of-place, one per configuration) to this image: .png, .svg or .pdf")
+	fs.StringVar(&o.Plot, "plot", "", "write the busBW curves of this run (out-of-place, one per configuration) to this image: .png, .svg or .pdf (never overwrites: --force)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return nil, err

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/gccl/gccl/results"
@@ -15,17 +17,12 @@ type sink struct {
 	files []*os.File
 	jsonl *results.JSONLWriter
 	csv   *results.CSVWriter
-	json  *ncclJSON
+	// json holds one nccl-tests -J document per configuration, by
+	// RunConfig.Label (jsonPaths says where each goes).
+	json map[string]*ncclJSON
 }
 
-// footer is the run's summary, for nccl-tests' JSON.
-type footer struct {
-	wrong           int64
-	avgBw           float64
-	bwChecked, bwOK bool
-}
-
-func openSink(o *Options, be Backend, started time.Time) (*sink, error) {
+func openSink(o *Options, be Backend, started time.Time, configs []RunConfig) (*sink, error) {
 	s := &sink{}
 	create := results.Create
 	if o.Force {
@@ -63,16 +60,39 @@ func openSink(o *Options, be Backend, started time.Time) (*sink, error) {
 		s.csv = results.NewCSVWriter(f)
 	}
 	if o.JSONFile != "" {
-		f, err := open(o.JSONFile)
-		if err != nil {
-			return nil, err
+		s.json = map[string]*ncclJSON{}
+		for i, path := range jsonPaths(o.JSONFile, configs) {
+			f, err := open(path)
+			if err != nil {
+				return nil, err
+			}
+			s.json[configs[i].Label()] = newNCCLJSON(f, o, be, started, configs[i])
 		}
-		s.json = newNCCLJSON(f, o, be, started)
 	}
 	return s, nil
 }
 
-func (s *sink) add(r results.Record) error {
+// jsonPaths is where -J writes each configuration's document. nccl-tests'
+// JSON describes one sweep of one configuration, and the tools that read
+// it (and nccl-tests' own layout: rows keyed by size) expect that, so a
+// run of several configurations writes one valid document per
+// configuration rather than an array no nccl-tests reader would take:
+// "run.json" becomes "run.proto-LL.algo-Ring.nch-2.buff-default.json".
+// One configuration writes exactly the path given.
+func jsonPaths(path string, configs []RunConfig) []string {
+	if len(configs) == 1 {
+		return []string{path}
+	}
+	ext := filepath.Ext(path)
+	stem := strings.TrimSuffix(path, ext)
+	out := make([]string, len(configs))
+	for i, rc := range configs {
+		out[i] = stem + "." + rc.FileTag() + ext
+	}
+	return out
+}
+
+func (s *sink) add(rc RunConfig, r results.Record) error {
 	var errs []error
 	// Flushed per record: a run that is killed keeps what it measured
 	// (tune sweep resumes from it).
@@ -82,14 +102,14 @@ func (s *sink) add(r results.Record) error {
 	if s.csv != nil {
 		errs = append(errs, s.csv.Write(r), s.csv.Flush())
 	}
-	if s.json != nil {
-		s.json.add(r)
+	if j := s.json[rc.Label()]; j != nil {
+		j.add(r)
 	}
 	return errors.Join(errs...)
 }
 
 // finish flushes every writer; close releases the files.
-func (s *sink) finish(f footer) error {
+func (s *sink) finish() error {
 	var errs []error
 	if s.jsonl != nil {
 		errs = append(errs, s.jsonl.Flush())
@@ -97,8 +117,8 @@ func (s *sink) finish(f footer) error {
 	if s.csv != nil {
 		errs = append(errs, s.csv.Flush())
 	}
-	if s.json != nil {
-		errs = append(errs, s.json.finish(f))
+	for _, j := range s.json {
+		errs = append(errs, j.finish())
 	}
 	return errors.Join(errs...)
 }

@@ -25,8 +25,9 @@ import (
 // Protocol, Channels and BuffSize from NCCL_ALGO/GCCL_ALGO, NCCL_PROTO/
 // GCCL_PROTO, GCCL_NCHANNELS or equal NCCL_MIN_/MAX_NCHANNELS, and
 // NCCL_BUFFSIZE/GCCL_BUFFSIZE; when "env" is a whole environment (as
-// nccl-tests writes it) an unset ALGO/PROTO means "auto". Backend and Tool
-// are "nccl-tests"; Source is file:line:column of the row.
+// nccl-tests writes it) an unset ALGO/PROTO means "auto"; a "gccl_config"
+// (gccl's -J) sets all four and wins. Backend and Tool are "nccl-tests";
+// Source is file:line:column of the row.
 //
 // A row that does not decode is skipped and reported (non-fatal). A
 // truncated document (a run that died) yields the complete rows before the
@@ -174,6 +175,7 @@ type ncclHead struct {
 	env       map[string]string
 	fullEnv   bool
 	config    ncclConfigJSON
+	gccl      *NCCLRunConfig // "gccl_config", when the document has one
 	hosts     map[string]bool
 	firstHost string
 }
@@ -223,7 +225,7 @@ func (rd *NCCLJSONReader) parseHead(top map[string]rawAt) (ncclHead, bool) {
 	var start string
 	var env []string
 	if !decode("version", &h.version) || !decode("start_time", &start) || !decode("args", &h.args) ||
-		!decode("env", &env) || !decode("config", &h.config) {
+		!decode("env", &env) || !decode("config", &h.config) || !decode("gccl_config", &h.gccl) {
 		return h, false
 	}
 	if _, ok := top["version"]; !ok {
@@ -310,6 +312,9 @@ func (rd *NCCLJSONReader) parseRow(h ncclHead, at rawAt) ([]Record, error) {
 		Env:        h.env,
 	}
 	configFromEnv(&base, h.env, h.fullEnv)
+	if g := h.gccl; g != nil { // what ran, as gccl wrote it, beats what the env suggests
+		base.Algorithm, base.Protocol, base.Channels, base.BuffSize = g.Algorithm, g.Protocol, g.Channels, g.BuffSize
+	}
 	var recs []Record
 	for _, p := range []struct {
 		name    string

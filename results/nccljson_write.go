@@ -16,6 +16,20 @@ type NCCLHeader struct {
 	Env         map[string]string // env: only GCCL_*/NCCL_* variables are written
 	NCCLVersion int               // nccl_version: NCCL's version code; 0 for gccl
 	Config      NCCLConfig
+	// GCCL is the configuration the document's rows ran with, written as
+	// "gccl_config" (a key of ours: nccl-tests' readers skip it; ours label
+	// the records with it); nil writes none.
+	GCCL *NCCLRunConfig
+}
+
+// NCCLRunConfig is "gccl_config": the forced algorithm, protocol, channel
+// count and Simple buffer of a document's rows ("auto" and 0: the stack's
+// own choice).
+type NCCLRunConfig struct {
+	Algorithm string `json:"algorithm"`
+	Protocol  string `json:"protocol"`
+	Channels  int    `json:"channels"`
+	BuffSize  int64  `json:"buffsize"`
 }
 
 // NCCLConfig is the "config" object: the sweep and how it ran.
@@ -144,6 +158,9 @@ func NewNCCLJSONWriter(w io.Writer, hdr NCCLHeader) (*NCCLJSONWriter, error) {
 	put("env", envList(hdr.Env))
 	put("nccl_version", hdr.NCCLVersion)
 	put("config", cfg)
+	if hdr.GCCL != nil {
+		put("gccl_config", hdr.GCCL)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("results: nccl-tests JSON header: %w", err)
 	}
