@@ -26,6 +26,22 @@ import (
 // Version is the harness version printed in headers and records.
 const Version = "0.1.0"
 
+// VersionLine is what --version prints: the program, gccl's version, the
+// nccl-tests release whose flags and output it follows, Go and the build's
+// revision.
+func VersionLine(prog string) string {
+	rev := gitRev()
+	if rev == "" {
+		rev = "unknown"
+	}
+	return fmt.Sprintf("%s: gccl %s (nccl-tests %s compatible), %s %s/%s, revision %s",
+		prog, Version, NCCLTestsVersion, runtime.Version(), runtime.GOOS, runtime.GOARCH, rev)
+}
+
+// NCCLTestsVersion is the nccl-tests release whose flags, output and JSON
+// the binaries follow.
+const NCCLTestsVersion = "2.19.6"
+
 // Main runs test t with the command line args (without the program name),
 // printing to stdout and stderr, and returns the process exit code.
 func Main(t *Test, args []string, stdout, stderr io.Writer) int {
@@ -41,6 +57,10 @@ func run(t *Test, be Backend, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", t.Prog, err)
 		return exitInvalidUsage
+	}
+	if o.ShowVersion {
+		fmt.Fprintln(stdout, VersionLine(t.Prog))
+		return exitOK
 	}
 	if err := o.fitAlgos(t.Collective); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", t.Prog, err)
@@ -363,7 +383,7 @@ func (e *engine) record(rc RunConfig, p point, inPlace bool, m measurement, algB
 
 func (e *engine) printHeader() {
 	o := e.o
-	fmt.Fprintf(e.out, "# nccl-tests version 2.19.6 compatible: gccl %s backend=%s\n", Version, e.be.Name())
+	fmt.Fprintf(e.out, "# nccl-tests version %s compatible: gccl %s backend=%s\n", NCCLTestsVersion, Version, e.be.Name())
 	fmt.Fprintf(e.out, "# Collective test starting: %s\n", e.t.Prog)
 	step, kind := o.StepBytes, "bytes"
 	if o.StepFactor > 1 {
@@ -436,9 +456,13 @@ func (e *engine) printFooter() int {
 	return exitOK
 }
 
-// minBandwidth reads the bus bandwidth floor: NCCL_TESTS_MIN_BW or GCCL_MIN_BW.
+// minBwEnv set a floor on the average bus bandwidth (GB/s): below 0.9 of
+// it the run fails (exit 7), as nccl-tests does with NCCL_TESTS_MIN_BW.
+var minBwEnv = []string{"GCCL_MIN_BW", "NCCL_TESTS_MIN_BW"}
+
+// minBandwidth reads the bus bandwidth floor (validate refused a bad one).
 func minBandwidth() (float64, bool) {
-	for _, k := range []string{"GCCL_MIN_BW", "NCCL_TESTS_MIN_BW"} {
+	for _, k := range minBwEnv {
 		if v, ok := os.LookupEnv(k); ok {
 			if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
 				return f, true

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gccl/gccl/lib/ccl"
+	"github.com/gccl/gccl/lib/exact"
 	"github.com/gccl/gccl/lib/reduce"
 	"github.com/gccl/gccl/results"
 )
@@ -93,6 +94,7 @@ type Options struct {
 	Force          bool   // --force: overwrite result files
 	Backend        string // --backend
 	Plot           string // --plot FILE: busBW plot of the run (PNG, SVG or PDF by extension)
+	ShowVersion    bool   // --version: print the version and exit
 
 	// env is what the GCCL_* variables ask for; timeoutSet and
 	// ranksPerHostSet say -T and --ranks-per-host were given (a flag beats
@@ -162,12 +164,16 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	fs.StringVar(&o.CSV, "csv", "", "write result records as CSV to this file (never overwrites: --force)")
 	fs.BoolVar(&o.Force, "force", false, "overwrite existing result and plot files (--out, --csv, -J, --plot)")
 	fs.StringVar(&o.Backend, "backend", "embedded", "collective backend: embedded")
+	fs.BoolVar(&o.ShowVersion, "version", false, "print the version (gccl, nccl-tests compatibility, Go, build revision) and exit")
 	fs.StringVar(&o.Plot, "plot", "", "write the busBW curves of this run (out-of-place, one per configuration) to this image: .png, .svg or .pdf (never overwrites: --force)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return nil, err
 		}
 		return nil, usagef("%v", err)
+	}
+	if o.ShowVersion {
+		return o, nil
 	}
 	if fs.NArg() > 0 {
 		return nil, usagef("unexpected argument %q (flags only; see --help)", fs.Arg(0))
@@ -234,6 +240,8 @@ func (o *Options) validate() error {
 		return usagef("invalid -g/--ngpus %d: want at least 1", o.RanksPerThread)
 	case o.nRanks() > 1024:
 		return usagef("invalid -t x -g = %d ranks: at most 1024 ranks in one process", o.nRanks())
+	case o.nRanks() > exact.MaxRanks && (o.Check > 0 || o.CheckTimed || o.Bitwise > 0):
+		return usagef("invalid -t x -g = %d ranks with a data check: the check's exact values cover at most %d ranks; use -c 0 (and no --check-timed or -K) to measure more ranks unchecked", o.nRanks(), exact.MaxRanks)
 	case o.MinBytes > o.MaxBytes:
 		return usagef("invalid sizes for 'minbytes' and 'maxbytes': %d > %d", o.MinBytes, o.MaxBytes)
 	case o.StepFactor < 1:
@@ -292,6 +300,13 @@ func (o *Options) validate() error {
 	}
 	if o.ParallelInit != 0 {
 		o.notes = append(o.notes, "-p/--parallel_init ignored: in-process ranks are created together")
+	}
+	for _, k := range minBwEnv {
+		if v, ok := os.LookupEnv(k); ok {
+			if _, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err != nil {
+				return usagef("invalid %s=%q: want the lowest acceptable average bus bandwidth in GB/s, e.g. 100 or 0.5", k, v)
+			}
+		}
 	}
 	o.notes = append(o.notes, o.envNotes()...)
 	return validatePlot(o)

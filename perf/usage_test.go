@@ -1,0 +1,46 @@
+package perf
+
+import (
+	"strings"
+	"testing"
+)
+
+// --version prints one line naming the program and gccl's version, and
+// exits 0 without running anything, on every binary.
+func TestVersion(t *testing.T) {
+	for _, tc := range Tests {
+		r := runPerf(t, tc, "--version", "-g", "1000") // nothing else is checked
+		if r.code != exitOK || !strings.HasPrefix(r.stdout, tc.Prog+": gccl "+Version) || strings.Count(r.stdout, "\n") != 1 {
+			t.Errorf("%s --version: exit %d, stdout %q", tc.Prog, r.code, r.stdout)
+		}
+	}
+}
+
+// A bandwidth floor that is not a number is refused before anything runs.
+func TestMinBandwidthInvalid(t *testing.T) {
+	for _, k := range minBwEnv {
+		cleanBwEnv(t)
+		t.Setenv(k, "fast")
+		r := runPerf(t, AllReduce, tiny...)
+		if r.code != exitInvalidUsage || !strings.Contains(r.stderr, k+`="fast"`) || len(dataRows(r.stdout)) != 0 {
+			t.Errorf("%s=fast: exit %d, stderr %q, %d rows; want exit %d naming it and no rows", k, r.code, r.stderr, len(dataRows(r.stdout)), exitInvalidUsage)
+		}
+	}
+}
+
+// More ranks than the data check covers: a clear usage error with the way
+// out (-c 0), never a panic; unchecked, they run.
+func TestManyRanks(t *testing.T) {
+	cleanBwEnv(t)
+	r := runPerf(t, AllReduce, "-g", "1000", "-b", "8", "-e", "8")
+	if r.code != exitInvalidUsage || !strings.Contains(r.stderr, "1000 ranks") || !strings.Contains(r.stderr, "-c 0") {
+		t.Errorf("-g 1000: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if testing.Short() {
+		return
+	}
+	r = runPerf(t, AllReduce, "-g", "65", "-c", "0", "-b", "8", "-e", "8", "-n", "1", "-w", "0")
+	if r.code != exitOK || len(dataRows(r.stdout)) != 1 {
+		t.Errorf("-g 65 -c 0: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
