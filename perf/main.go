@@ -174,6 +174,9 @@ func (e *engine) runConfig(rc RunConfig, sizes []int64, ops []reduce.Op, roots [
 	}()
 	r := &runner{t: e.t, o: o, comms: comms, bar: newBarrier(o.Threads)}
 	r.bufs = allocBuffers(e.n, o.MaxBytes, o.Unalign)
+	if err := e.warmUp(r, sizes, ops, roots, nil); err != nil {
+		return exitCode(err), err
+	}
 	if label {
 		fmt.Fprintf(e.out, "# Config: %s\n", rc.Label())
 	}
@@ -239,6 +242,9 @@ func (e *engine) runInterleaved(configs []RunConfig, sizes []int64, ops []reduce
 	}()
 	r := &runner{t: e.t, o: o, comms: comms, bar: newBarrier(o.Threads)}
 	r.bufs = allocBuffers(e.n, o.MaxBytes, o.Unalign)
+	if err := e.warmUp(r, sizes, ops, roots, forces); err != nil {
+		return exitCode(err), err
+	}
 	rows := make([][]string, len(configs))
 	err = e.eachPoint(sizes, ops, roots, func(p point) error {
 		var ms [2][]measurement

@@ -102,6 +102,10 @@ type Options struct {
 	env                         envSettings
 	timeoutSet, ranksPerHostSet bool
 
+	// noWarmUp skips the warm-up pass before the first size (warmUp): for
+	// the benchmark that shows what the pass is for.
+	noWarmUp bool
+
 	notes []string // one-line notes about ignored GPU-only flags and the environment
 	args  []string // the command line, for nccl-tests' JSON
 }
