@@ -53,8 +53,9 @@ func (c *corruptComm) Synchronize() error {
 }
 
 // TestCheckTimedCatchesCorruption: rank 0 corrupts the output of a timed
-// iteration, once, after its second Synchronize. Its first Synchronize
-// ends the warmup; the second comes right after a timed iteration: the last
+// iteration, once, after its fourth Synchronize. The first two end the
+// warm-up pass (one size, two placements), the third the point's warmup;
+// the fourth comes right after a timed iteration: the last
 // one without --check-timed (which waits only at the end), the first one
 // with it (which waits and checks after every iteration). The -c check runs
 // on fresh data afterwards, so only --check-timed can see it.
@@ -62,7 +63,7 @@ func TestCheckTimedCatchesCorruption(t *testing.T) {
 	cleanBwEnv(t)
 	sweep := []string{"-g", "2", "-b", "1K", "-e", "1K", "-n", "3", "-w", "1"}
 	once := func() *corruptBackend {
-		return &corruptBackend{flip: func(rank, sync int) bool { return rank == 0 && sync == 2 }}
+		return &corruptBackend{flip: func(rank, sync int) bool { return rank == 0 && sync == 4 }}
 	}
 
 	be := once()

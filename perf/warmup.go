@@ -1,7 +1,9 @@
 package perf
 
 import (
+	"errors"
 	"runtime"
+	"sync"
 
 	"github.com/gccl/gccl/lib/ccl"
 	"github.com/gccl/gccl/lib/reduce"
@@ -16,7 +18,8 @@ import (
 // For every type it runs, untimed and unchecked, each size of the sweep
 // from the smallest, doubling, up to the largest (nccl-tests' "warm-up for
 // all sizes"), both placements, with the -w warmup iterations and the one
-// untimed operation a timed point starts with. Under --interleave
+// untimed operation a timed point starts with (one Synchronize per rank
+// per size and placement). Under --interleave
 // (forces non-nil) every configuration is warmed in turn.
 func (e *engine) warmUp(r *runner, sizes []int64, ops []reduce.Op, roots []int, forces []ccl.Forced) error {
 	if e.o.noWarmUp || len(sizes) == 0 {
@@ -39,7 +42,7 @@ func (e *engine) warmUp(r *runner, sizes []int64, ops []reduce.Op, roots []int, 
 				p := point{size: size, dt: dt, op: ops[0], root: roots[0]}
 				p.param, p.bytes = e.t.Counts(size, dt.Size(), e.n)
 				for _, inPlace := range e.placements() {
-					if _, err := r.batch(p, inPlace, pointSeed(p, inPlace), true, 1); err != nil {
+					if err := r.warmPoint(p, inPlace); err != nil {
 						return err
 					}
 				}
@@ -50,4 +53,26 @@ func (e *engine) warmUp(r *runner, sizes []int64, ops []reduce.Op, roots []int, 
 		}
 	}
 	return nil
+}
+
+// warmPoint runs -w operations plus one on every rank of every thread, and
+// waits for them.
+func (r *runner) warmPoint(p point, inPlace bool) error {
+	errs := make([]error, r.o.Threads)
+	var wg sync.WaitGroup
+	for th := range r.o.Threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cs := r.threadComms(th)
+			for i := 0; i <= r.o.Warmup && errs[th] == nil; i++ {
+				errs[th] = r.start(cs, p, inPlace, i)
+			}
+			if errs[th] == nil {
+				errs[th] = complete(cs)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
