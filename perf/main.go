@@ -91,6 +91,7 @@ type engine struct {
 	refCopy float64
 	prog    *progress
 
+	intr     *interrupts        // Ctrl-C and SIGTERM (interrupt.go)
 	plotRecs []results.Record  // the run's records, kept for --plot
 	env      map[string]string // the GCCL_*/NCCL_* variables in force (Options.recordEnv)
 }
@@ -130,6 +131,7 @@ func (e *engine) run() (int, error) {
 	}
 	e.sink = sink
 	defer sink.close()
+	defer e.watchInterrupts()()
 	e.refCopy = copyBandwidth()
 
 	e.printHeader()
@@ -138,18 +140,19 @@ func (e *engine) run() (int, error) {
 	defer e.prog.done()
 
 	label := len(configs) > 1 || o.hasAxes()
-	if o.Interleave {
-		for _, g := range interleaveGroups(configs) {
-			if code, err := e.runInterleaved(g, sizes, ops, roots, label); err != nil {
-				return code, err
-			}
+	code, err := e.runConfigs(configs, sizes, ops, roots, label)
+	if errors.Is(err, errInterrupted) {
+		// Keep what was measured, valid, and say so.
+		err = e.sink.finish()
+		s, _ := e.interrupted()
+		fmt.Fprintf(e.errw, "%s: %v: %s\n", e.t.Prog, s, e.sink.kept(e.intr.points.Load(), false))
+		if err != nil {
+			return exitInternal, err
 		}
-	} else {
-		for _, rc := range configs {
-			if code, err := e.runConfig(rc, sizes, ops, roots, label); err != nil {
-				return code, err
-			}
-		}
+		return exitInterrupted, nil
+	}
+	if err != nil {
+		return code, err
 	}
 	if err := e.sink.finish(); err != nil {
 		return exitInternal, err
@@ -158,6 +161,24 @@ func (e *engine) run() (int, error) {
 		return exitInternal, err
 	}
 	return e.printFooter(), nil
+}
+
+// runConfigs runs every configuration, side by side or one after another.
+func (e *engine) runConfigs(configs []RunConfig, sizes []int64, ops []reduce.Op, roots []int, label bool) (int, error) {
+	if e.o.Interleave {
+		for _, g := range interleaveGroups(configs) {
+			if code, err := e.runInterleaved(g, sizes, ops, roots, label); err != nil {
+				return code, err
+			}
+		}
+		return exitOK, nil
+	}
+	for _, rc := range configs {
+		if code, err := e.runConfig(rc, sizes, ops, roots, label); err != nil {
+			return code, err
+		}
+	}
+	return exitOK, nil
 }
 
 // runConfig runs every cycle, type, op, root and size of one configuration.
@@ -203,10 +224,16 @@ func (e *engine) eachPoint(sizes []int64, ops []reduce.Op, roots []int, f func(p
 			for _, op := range ops {
 				for _, root := range roots {
 					for _, size := range sizes {
+						if _, stop := e.interrupted(); stop {
+							return errInterrupted
+						}
 						p := point{size: size, dt: dt, op: op, root: root}
 						p.param, p.bytes = e.t.Counts(size, dt.Size(), e.n)
 						if err := f(p); err != nil {
 							return err
+						}
+						if e.intr != nil {
+							e.intr.points.Add(1)
 						}
 					}
 				}
@@ -469,7 +496,7 @@ var minBwEnv = []string{"GCCL_MIN_BW", "NCCL_TESTS_MIN_BW"}
 // minBandwidth reads the bus bandwidth floor (validate refused a bad one).
 func minBandwidth() (float64, bool) {
 	for _, k := range minBwEnv {
-		if v, ok := os.LookupEnv(k); ok {
+		if v, ok := os.LookupEnv(k); ok && strings.TrimSpace(v) != "" { // empty: unset
 			if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
 				return f, true
 			}

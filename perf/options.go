@@ -306,7 +306,7 @@ func (o *Options) validate() error {
 		o.notes = append(o.notes, "-p/--parallel_init ignored: in-process ranks are created together")
 	}
 	for _, k := range minBwEnv {
-		if v, ok := os.LookupEnv(k); ok {
+		if v, ok := os.LookupEnv(k); ok && strings.TrimSpace(v) != "" {
 			if _, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err != nil {
 				return usagef("invalid %s=%q: want the lowest acceptable average bus bandwidth in GB/s, e.g. 100 or 0.5", k, v)
 			}

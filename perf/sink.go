@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gccl/gccl/results"
@@ -14,6 +15,13 @@ import (
 // sink writes the run's records to the files the flags asked for. An
 // existing file is never overwritten unless --force is given.
 type sink struct {
+	// mu keeps abandon (a second Ctrl-C, on the interrupt watcher's
+	// goroutine) from cutting a record in half.
+	mu    sync.Mutex
+	paths struct {
+		jsonl, csv string
+		json       []string // -J documents, in configuration order
+	}
 	files []*os.File
 	jsonl *results.JSONLWriter
 	csv   *results.CSVWriter
@@ -50,14 +58,14 @@ func openSink(o *Options, be Backend, started time.Time, configs []RunConfig) (*
 		if err != nil {
 			return nil, err
 		}
-		s.jsonl = results.NewJSONLWriter(f)
+		s.jsonl, s.paths.jsonl = results.NewJSONLWriter(f), o.Out
 	}
 	if o.CSV != "" {
 		f, err := open(o.CSV)
 		if err != nil {
 			return nil, err
 		}
-		s.csv = results.NewCSVWriter(f)
+		s.csv, s.paths.csv = results.NewCSVWriter(f), o.CSV
 	}
 	if o.JSONFile != "" {
 		s.json = map[string]*ncclJSON{}
@@ -67,6 +75,7 @@ func openSink(o *Options, be Backend, started time.Time, configs []RunConfig) (*
 				return nil, err
 			}
 			s.json[configs[i].Label()] = newNCCLJSON(f, o, be, started, configs[i])
+			s.paths.json = append(s.paths.json, path)
 		}
 	}
 	return s, nil
@@ -93,6 +102,8 @@ func jsonPaths(path string, configs []RunConfig) []string {
 }
 
 func (s *sink) add(rc RunConfig, r results.Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	var errs []error
 	// Flushed per record: a run that is killed keeps what it measured
 	// (tune sweep resumes from it).
@@ -121,6 +132,21 @@ func (s *sink) finish() error {
 		errs = append(errs, j.finish())
 	}
 	return errors.Join(errs...)
+}
+
+// abandon removes the -J documents, which are written only at the end,
+// and closes every file: the run is about to exit at once.
+func (s *sink) abandon() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock() // never released: nothing may write after this
+	for _, p := range s.paths.json {
+		os.Remove(p)
+	}
+	for _, f := range s.files {
+		f.Close()
+	}
 }
 
 func (s *sink) close() {

@@ -1,0 +1,135 @@
+package perf
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gccl/gccl/results"
+)
+
+// The child of TestInterrupt: a perf run that never ends by itself (-N 0),
+// until a signal stops it.
+func TestInterruptChild(t *testing.T) {
+	dir := os.Getenv("GCCL_TEST_INTERRUPT_DIR")
+	if dir == "" {
+		t.Skip("the child process of TestInterrupt")
+	}
+	os.Exit(Main(AllReduce, []string{"-g", "2", "-b", "1K", "-e", "4K", "-f", "2", "-n", "100000", "-w", "1", "-N", "0",
+		"--proto", "LL,Simple", "--out", filepath.Join(dir, "run.jsonl"), "--csv", filepath.Join(dir, "run.csv"),
+		"-J", filepath.Join(dir, "run.json")}, os.Stdout, os.Stderr))
+}
+
+// startChild runs TestInterruptChild in a new process and waits until it
+// has written a record.
+func startChild(t *testing.T, dir string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestInterruptChild$", "-test.v")
+	cmd.Env = append(os.Environ(), "GCCL_TEST_INTERRUPT_DIR="+dir, "GCCL_MIN_BW=", "NCCL_TESTS_MIN_BW=")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, "run.jsonl")); err == nil && bytes.Count(b, []byte("\n")) >= 2 {
+			return cmd, &stderr
+		}
+		if err := cmd.Process.Signal(syscall.Signal(0)); err != nil || time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the child wrote no record (exited, or 30 s passed): %s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitExit waits for the child and returns its exit code.
+func waitExit(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("the child did not stop within 30 s of the signal")
+	}
+	return cmd.ProcessState.ExitCode()
+}
+
+// checkLines checks that every line of a JSONL file is a whole record.
+func checkLines(t *testing.T, path string) int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	n := 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		if !json.Valid(sc.Bytes()) {
+			t.Errorf("%s line %d is not a whole record: %q", path, n+1, sc.Text())
+		}
+		n++
+	}
+	return n
+}
+
+// Ctrl-C once: the run finishes the size it is measuring, writes every
+// result file valid (the -J documents with the sizes measured), says what it
+// kept, and exits 130. Twice: it stops at once, removes the -J documents
+// it had not written, and keeps every whole record of the JSONL and CSV.
+func TestInterrupt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	for _, twice := range []bool{false, true} {
+		dir := t.TempDir()
+		cmd, stderr := startChild(t, dir)
+		cmd.Process.Signal(syscall.SIGINT)
+		if twice {
+			time.Sleep(5 * time.Millisecond)
+			cmd.Process.Signal(syscall.SIGINT)
+		}
+		code := waitExit(t, cmd)
+		msg := stderr.String()
+		if code != exitInterrupted {
+			t.Fatalf("twice=%v: exit %d, want %d: %s", twice, code, exitInterrupted, msg)
+		}
+		n := checkLines(t, filepath.Join(dir, "run.jsonl"))
+		if recs, err := results.ReadFile(filepath.Join(dir, "run.jsonl")); err != nil || len(recs) != n || n == 0 {
+			t.Errorf("twice=%v: JSONL: %d lines, %d records, %v", twice, n, len(recs), err)
+		}
+		if recs, err := results.ReadFile(filepath.Join(dir, "run.csv")); err != nil || len(recs) < n-1 {
+			t.Errorf("twice=%v: CSV: %d records (JSONL %d), %v", twice, len(recs), n, err)
+		}
+		jsons, _ := filepath.Glob(filepath.Join(dir, "run.*.json"))
+		if !strings.Contains(msg, "run.jsonl, "+filepath.Join(dir, "run.csv")+": valid and partial") {
+			t.Errorf("twice=%v: the message does not say the JSONL and CSV are valid and partial:\n%s", twice, msg)
+		}
+		if twice {
+			if len(jsons) != 0 || !strings.Contains(msg, "removed (not yet written)") {
+				t.Errorf("stopped at once: -J documents %v left, message:\n%s", jsons, msg)
+			}
+			continue
+		}
+		if len(jsons) != 2 || !strings.Contains(msg, "-J "+jsons[0]) {
+			t.Fatalf("-J documents %v; message:\n%s", jsons, msg)
+		}
+		for _, p := range jsons {
+			if b, err := os.ReadFile(p); err != nil || !json.Valid(b) {
+				t.Errorf("%s: not valid JSON after the interrupt (%v)", p, err)
+			}
+		}
+	}
+}
