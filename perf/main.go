@@ -91,7 +91,7 @@ type engine struct {
 	refCopy float64
 	prog    *progress
 
-	intr     *interrupts        // Ctrl-C and SIGTERM (interrupt.go)
+	intr     *interrupts       // Ctrl-C and SIGTERM (interrupt.go)
 	plotRecs []results.Record  // the run's records, kept for --plot
 	env      map[string]string // the GCCL_*/NCCL_* variables in force (Options.recordEnv)
 }
