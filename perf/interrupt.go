@@ -10,9 +10,11 @@ import (
 	"syscall"
 )
 
-// exitInterrupted is the exit code of a run stopped by SIGINT or SIGTERM
+// ExitInterrupted is the exit code of a run stopped by SIGINT or SIGTERM
 // (128 + SIGINT, as shells report it).
-const exitInterrupted = 130
+const ExitInterrupted = 130
+
+const exitInterrupted = ExitInterrupted
 
 // errInterrupted stops the point loop after a signal.
 var errInterrupted = errors.New("interrupted")

@@ -7,11 +7,13 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -234,7 +236,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	part := filepath.Join(filepath.Dir(*out), "."+filepath.Base(*out)+".part")
 	if *force {
 		os.Remove(part)
-	} else if err := salvage(*out, part, nil); err != nil {
+	} else if _, err := salvage(*out, part, nil); err != nil {
 		return bad("%v", err)
 	}
 	done := map[tuner.Key]map[int64]int{} // records per key and size
@@ -287,17 +289,48 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	prog := newSweepProgress(stderr, total)
 	started := time.Now()
 	measured := 0
+	// Ctrl-C or SIGTERM: perf finishes the size it measures and returns
+	// perf.ExitInterrupted (a second signal makes it exit at once, leaving
+	// the part file for the next start to salvage); between runs, this
+	// catches it. Either way the finished records are in --out, whole.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	interrupted := func(sig os.Signal) int {
+		prog.stop()
+		fmt.Fprintf(stderr, "tune sweep: %v: stopped after %d of %d points; every finished point is in %s (valid JSONL, no partial file left): run the same command again to resume\n",
+			sig, measured, total, *out)
+		return perf.ExitInterrupted
+	}
 	for i, run := range todo {
+		select {
+		case s := <-sigs:
+			return interrupted(s)
+		default:
+		}
 		tmp := part
 		args := run.args(*iters, *warmup, *factor, *precision, *maxTime, *interleave, tmp)
 		var errBuf strings.Builder
 		runtime.GC() // the last run's buffers must not be collected during this one
 		code := perf.Main(run.blocks[0].test, args, io.Discard, &errBuf)
+		if code == perf.ExitInterrupted {
+			n, err := salvage(*out, tmp, run.wanted)
+			if err != nil {
+				return bad("%v", err)
+			}
+			measured += n
+			var s os.Signal = os.Interrupt
+			select {
+			case s = <-sigs:
+			default:
+			}
+			return interrupted(s)
+		}
 		if code != 0 {
 			os.Remove(tmp)
 			return bad("%s: perf exited %d: %s", run.label(), code, strings.TrimSpace(errBuf.String()))
 		}
-		if err := salvage(*out, tmp, run.wanted); err != nil {
+		if _, err := salvage(*out, tmp, run.wanted); err != nil {
 			return bad("%v", err)
 		}
 		measured += run.points
@@ -484,13 +517,13 @@ func nameList(flag, s string, valid []string) ([]string, error) {
 
 // salvage appends the complete lines of part (if it exists) to dst and
 // removes part.
-func salvage(dst, part string, keep func(results.Record) bool) error {
+func salvage(dst, part string, keep func(results.Record) bool) (int, error) {
 	data, err := os.ReadFile(part)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil
+		return 0, nil
 	}
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if i := strings.LastIndexByte(string(data), '\n'); i >= 0 {
 		data = data[:i+1]
@@ -509,16 +542,16 @@ func salvage(dst, part string, keep func(results.Record) bool) error {
 	}
 	f, err := os.OpenFile(dst, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if _, err := f.Write(data); err != nil {
 		f.Close()
-		return err
+		return 0, err
 	}
 	if err := f.Close(); err != nil {
-		return err
+		return 0, err
 	}
-	return os.Remove(part)
+	return strings.Count(string(data), "\n"), os.Remove(part)
 }
 
 // sweepProgress is a progress bar with ETA on a terminal, nothing elsewhere
