@@ -34,6 +34,23 @@ type Test struct {
 	// output (nil when rank r has none to check).
 	fill func(a dataArgs, send []byte)
 	want func(a dataArgs) []byte
+	// sizes, when set, replaces the block geometry (sendBlocks, recvBlocks,
+	// algBlocks) for a collective whose per-peer sizes vary (alltoallv).
+	sizes sizer
+	// bind, when set, returns the Test a run uses, built from its options
+	// and environment (alltoallv's traffic pattern) before anything runs.
+	bind func(o *Options, n int) (*Test, error)
+}
+
+// sizer is the geometry of a collective whose buffers are not a whole
+// number of param-count blocks.
+type sizer interface {
+	// counts is Test.Counts.
+	counts(size int64, elt, n int) (param int, rowBytes int64)
+	// bufBytes are the bytes of one call's send and recv buffers.
+	bufBytes(param, elt, n int) (send, recv int)
+	// algBytes are the bytes algBw counts.
+	algBytes(param, elt, n int) int64
 }
 
 // callArgs is one call: buffers as the call sees them.
@@ -65,6 +82,9 @@ func unit(int) float64   { return 1 }
 // and the byte size the row reports, as nccl-tests' getCollByteCount: the
 // size column is the total data of the larger buffer.
 func (t *Test) Counts(size int64, elt, n int) (param int, rowBytes int64) {
+	if t.sizes != nil {
+		return t.sizes.counts(size, elt, n)
+	}
 	count := size / int64(elt)
 	blocks := max(t.sendBlocks(n), t.recvBlocks(n))
 	param = int(count / int64(blocks))
@@ -76,9 +96,23 @@ func (t *Test) BusBw(param, elt, n int, sec float64) (algBw, busBw float64) {
 	if sec <= 0 {
 		return 0, 0
 	}
-	bytes := float64(param) * float64(elt) * float64(t.algBlocks(n))
+	var bytes float64
+	if t.sizes != nil {
+		bytes = float64(t.sizes.algBytes(param, elt, n))
+	} else {
+		bytes = float64(param) * float64(elt) * float64(t.algBlocks(n))
+	}
 	algBw = bytes / sec / 1e9
 	return algBw, algBw * t.busFactor(n)
+}
+
+// bufLens are the bytes of one call's send and recv buffers.
+func (t *Test) bufLens(param, elt, n int) (send, recv int) {
+	if t.sizes != nil {
+		return t.sizes.bufBytes(param, elt, n)
+	}
+	b := param * elt
+	return b * t.sendBlocks(n), b * t.recvBlocks(n)
 }
 
 func plainFill(a dataArgs, buf []byte, rank, first int) {
@@ -276,6 +310,6 @@ func runHypercube(c Comm, a callArgs) error {
 func sameStart(a, b []byte) bool { return len(a) > 0 && len(b) > 0 && &a[0] == &b[0] }
 
 // Tests lists every test by program name.
-var Tests = []*Test{AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, AlltoAll, Gather, Scatter, SendRecv, Hypercube}
+var Tests = []*Test{AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, AlltoAll, AlltoAllv, Gather, Scatter, SendRecv, Hypercube}
 
 func (t *Test) String() string { return fmt.Sprintf("%s (%s)", t.Prog, t.Collective) }

@@ -65,7 +65,7 @@ func (r *runner) views(rank int, p point, inPlace bool, shift int) (send, recv [
 	elt := p.dt.Size()
 	b := p.param * elt
 	n := r.n()
-	sendLen, recvLen := b*r.t.sendBlocks(n), b*r.t.recvBlocks(n)
+	sendLen, recvLen := r.t.bufLens(p.param, elt, n)
 	rb := r.bufs[rank]
 	if inPlace {
 		base := rb.recv[shift:]
@@ -76,8 +76,8 @@ func (r *runner) views(rank int, p point, inPlace bool, shift int) (send, recv [
 
 // slotBytes is the span one call occupies, for rotation.
 func (r *runner) slotBytes(p point) int {
-	b := p.param * p.dt.Size()
-	return max(b*max(r.t.sendBlocks(r.n()), r.t.recvBlocks(r.n())), 1)
+	send, recv := r.t.bufLens(p.param, p.dt.Size(), r.n())
+	return max(send, recv, 1)
 }
 
 // fit is how many rotation slots fit in the buffers.

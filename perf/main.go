@@ -99,6 +99,13 @@ type engine struct {
 func (e *engine) run() (int, error) {
 	o, t := e.o, e.t
 	e.n = o.nRanks()
+	if t.bind != nil {
+		bound, err := t.bind(o, e.n)
+		if err != nil {
+			return exitInvalidUsage, err
+		}
+		e.t, t = bound, bound
+	}
 	if t.check != nil {
 		if err := t.check(e.n); err != nil {
 			return exitInvalidUsage, err

@@ -15,12 +15,13 @@ type ncclTest struct {
 }
 
 // ncclTests is ordered so that a longer test name is tried before a shorter
-// one it contains (all_reduce and reduce_scatter before reduce, alltoall and
-// all_gather before gather, ...).
+// one it contains (all_reduce and reduce_scatter before reduce, alltoallv
+// before alltoall, alltoall and all_gather before gather, ...).
 var ncclTests = []ncclTest{
 	{test: "all_reduce", collective: "allreduce", testColl: "AllReduce", reduces: true},
 	{test: "reduce_scatter", collective: "reducescatter", testColl: "ReduceScatter", reduces: true},
 	{test: "all_gather", collective: "allgather", testColl: "AllGather"},
+	{test: "alltoallv", collective: "alltoallv", testColl: "AlltoAllv"},
 	{test: "alltoall", collective: "alltoall", testColl: "AlltoAll"},
 	{test: "broadcast", collective: "broadcast", testColl: "Broadcast"},
 	{test: "hypercube", collective: "hypercube", testColl: "HyperCube"},
@@ -67,8 +68,8 @@ func testByName(name string) (ncclTest, bool) {
 }
 
 // testOrUnknown is testByName, except that a name it does not know (a test
-// such as alltoallv_perf or bisection_perf) still names the collective: its
-// stem without '_' ("alltoallv"), keeping the printed redop. With
+// such as bisection_perf) still names the collective: its stem without '_'
+// ("bisection"), keeping the printed redop. With
 // requirePerf, only program names ending "_perf" (or "_perf_mpi") qualify.
 func testOrUnknown(name string, requirePerf bool) (ncclTest, bool) {
 	if t, ok := testByName(name); ok {

@@ -180,9 +180,9 @@ func TestNCCLTextVariants(t *testing.T) {
 		},
 		{
 			name: "test this package does not know", n: 2,
-			text: strings.Replace(header, "all_gather_perf", "alltoallv_perf", 1) + row,
+			text: strings.Replace(header, "all_gather_perf", "bisection_perf", 1) + row,
 			check: func(t *testing.T, recs []Record) {
-				if r := recs[0]; r.Collective != "alltoallv" || r.Op != "none" {
+				if r := recs[0]; r.Collective != "bisection" || r.Op != "none" {
 					t.Errorf("%+v", r)
 				}
 			},
@@ -235,7 +235,9 @@ func TestTestNames(t *testing.T) {
 		{"gather_perf", true, "gather", false},
 		{"scatter_perf", true, "scatter", false},
 		{"broadcast_perf.exe", true, "broadcast", false},
-		{"alltoallv_perf", true, "alltoallv", true},
+		{"alltoallv_perf", true, "alltoallv", false},
+		{"AlltoAllv", false, "alltoallv", false},
+		{"bisection_perf", true, "bisection", true},
 		{"my_bench", true, "", false},
 		{"", false, "", false},
 	}
@@ -249,6 +251,8 @@ func TestTestNames(t *testing.T) {
 		"h200x2_all_reduce_simple.txt": "allreduce",
 		"logs/reduce_scatter.log":      "reducescatter",
 		"x_all_gather.txt":             "allgather",
+		"h200_alltoallv_perf.txt":      "alltoallv",
+		"h200_alltoall_perf.txt":       "alltoall",
 		"nothing.txt":                  "",
 	} {
 		got, _ := testInText(file)
