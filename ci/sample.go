@@ -176,7 +176,7 @@ func collect(recs []results.Record, m Metric, n Normalization, minSize int64, wh
 		out[k] = append(out[k], v)
 	}
 	if noRef > 0 {
-		return nil, 0, fmt.Errorf("%w: %d of the %d %s records have no ref_copy_gbps (--normalize copy needs records written by this harness's perf binaries, which measure it; nccl-tests logs and Go benchmark output do not carry it: gate those with --normalize none, baseline and candidate from one machine)",
+		return nil, 0, fmt.Errorf("%w: %d of the %d %s records have no ref_copy_gbps (--normalize copy needs records written by this harness's perf binaries, which measure it; nccl-tests logs, and Go benchmarks that report no copy_GB/s, do not carry it: gate those with --normalize none, baseline and candidate from one machine)",
 			ErrNoReference, noRef, len(recs), what)
 	}
 	if len(out) == 0 {
