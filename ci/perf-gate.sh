@@ -145,7 +145,7 @@ if [ "$update" = 1 ]; then
     "$tune" gate --baseline "$baseline" --candidate "${candidates[@]}" --threshold "$threshold" \
       --normalize "$normalize" --metric "$metric" $gate_flags || true
   fi
-  "$tune" baseline -o "$baseline" --force --iter-samples "$iter_samples" "${candidates[@]}"
+  "$tune" baseline --output "$baseline" --force --iter-samples "$iter_samples" "${candidates[@]}"
   echo "perf-gate: new baseline $baseline; review and commit it (git add $baseline)"
   exit 0
 fi
@@ -185,10 +185,10 @@ if [ "$rc" != 2 ]; then
     band=${band##*=}
     # One candidate file (tune baseline merges and checks), so that the
     # legends name one file, not every run's.
-    if "$tune" baseline -o "$out/candidate.jsonl" --force "${candidates[@]}" > /dev/null &&
-       "$tune" plot -o "$out/plots/compare.png" --kind "$kind" --median --force --baseline "$baseline" --threshold "$band" \
+    if "$tune" baseline --output "$out/candidate.jsonl" --force "${candidates[@]}" > /dev/null &&
+       "$tune" plot --output "$out/plots/compare.png" --kind "$kind" --median --force --baseline "$baseline" --threshold "$band" \
          --title "perf gate: candidate vs baseline" "$out/candidate.jsonl" > /dev/null &&
-       "$tune" plot -o "$out/plots/busbw.png" --median --force "$out/candidate.jsonl" > /dev/null; then
+       "$tune" plot --output "$out/plots/busbw.png" --median --force "$out/candidate.jsonl" > /dev/null; then
       echo "perf-gate: plots in $out/plots/"
       printf '\nPlots: `compare.png` (candidate vs baseline, ratio panel) and `busbw.png` in the `%s/plots` artifact.\n' "$out" >> "$out/gate.md"
     else
