@@ -160,6 +160,10 @@ func Compare(base, cand []results.Record, opt Options) (*Report, error) {
 	slices.SortFunc(rep.OnlyCandidate, compareKeys)
 	for _, k := range common {
 		thr, ok := opt.Thresholds.For(k.Size)
+		if !ok && k.bench() {
+			return nil, fmt.Errorf("%w: %s is a Go benchmark, which has no size, and --threshold (%s) has only size bands; give one threshold (5%%) or a default band (,5%%)",
+				ErrNoThreshold, k, opt.Thresholds)
+		}
 		if !ok {
 			return nil, fmt.Errorf("%w: size %s (%s) is in no --threshold band (%s); add a band or a default such as ,5%%",
 				ErrNoThreshold, results.SizeLabel(k.Size), k, opt.Thresholds)
@@ -250,7 +254,7 @@ func reportNotes(rep *Report, bs, cs map[Key]side, bUnusable, cUnusable int) []s
 	}
 	notes = append(notes, method)
 	if untested > 0 {
-		notes = append(notes, plural(untested, "key")+" without enough repeats for a test judged on the plain ratio: record several runs (-N 5, or --precision for per-iteration samples) on both sides")
+		notes = append(notes, plural(untested, "key")+" without enough repeats for a test judged on the plain ratio: record several runs (perf -N 5, or --precision for per-iteration samples; go test -count 5) on both sides")
 	}
 	if opt.Normalize == NormCopy {
 		notes = append(notes, "normalised by each run's copy() bandwidth (ref_copy_gbps): "+

@@ -34,8 +34,12 @@ func KeyOf(r results.Record) Key {
 		}
 		return s
 	}
+	coll := strings.TrimSpace(r.Collective)
+	if r.Backend != results.BackendGoBench {
+		coll = strings.ToLower(coll) // a Go benchmark's name is case-sensitive
+	}
 	return Key{
-		Collective: strings.ToLower(strings.TrimSpace(r.Collective)),
+		Collective: coll,
 		Type:       strings.TrimSpace(r.Type),
 		Op:         strings.ToLower(strings.TrimSpace(r.Op)),
 		Algorithm:  auto(r.Algorithm),
@@ -64,8 +68,12 @@ func (k Key) Config() string {
 }
 
 // Group is the key without size and placement: "allreduce float sum
-// Ring/LL/2ch 2 ranks" (hosts when more than one).
+// Ring/LL/2ch 2 ranks" (hosts when more than one); for a key of no ranks
+// (a Go benchmark), its name alone.
 func (k Key) Group() string {
+	if k.bench() {
+		return k.Collective
+	}
 	s := fmt.Sprintf("%s %s %s %s %d ranks", k.Collective, k.Type, k.Op, k.Config(), k.NRanks)
 	if k.NHosts > 1 {
 		s += fmt.Sprintf(" %d hosts", k.NHosts)
@@ -73,10 +81,25 @@ func (k Key) Group() string {
 	return s
 }
 
-// Point is the size and placement: "8K out-of-place".
-func (k Key) Point() string { return results.SizeLabel(k.Size) + " " + k.Placement }
+// Point is the size and placement: "8K out-of-place"; "-" for a Go
+// benchmark, which has neither.
+func (k Key) Point() string {
+	if k.bench() {
+		return "-"
+	}
+	return results.SizeLabel(k.Size) + " " + k.Placement
+}
 
-func (k Key) String() string { return k.Group() + " " + k.Point() }
+func (k Key) String() string {
+	if k.bench() {
+		return k.Group()
+	}
+	return k.Group() + " " + k.Point()
+}
+
+// bench reports a key with no ranks, size or placement: not a collective
+// run but a Go benchmark (results.GoBenchReader).
+func (k Key) bench() bool { return k.NRanks == 0 && k.Size == 0 && k.Placement == "" }
 
 // compareKeys orders keys by group fields, then placement, then size.
 func compareKeys(a, b Key) int {

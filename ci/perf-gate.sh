@@ -2,26 +2,38 @@
 # ci/perf-gate.sh: the performance regression gate for CI.
 #
 # Runs a short sweep (several processes of a perf binary), gates it against a
-# committed baseline with `tune gate`, and writes the reports CI systems show:
-# Markdown (appended to $GITHUB_STEP_SUMMARY when set), JUnit XML, JSON, and
-# plots (`tune plot`, when this build has it). Exit status: 0 pass,
-# 1 regression, 2 bad input or a sweep that failed.
+# baseline with `tune gate`, and writes the reports CI systems show: Markdown
+# (appended to $GITHUB_STEP_SUMMARY when set), JUnit XML, JSON, and plots
+# (`tune plot`, when this build has it). Exit status: 0 pass, 1 regression,
+# 2 bad input or a sweep that failed.
 #
-# With no options it runs this project's own gate (what .ci/run does): the
-# embedded stack, 2 ranks, against ci/baseline/embedded.jsonl, normalised by
-# copy bandwidth, with thresholds calibrated for a shared 2-core machine.
+# In a gccl checkout with Go, with no options, it runs this project's own gate
+# (what .ci/run does): it builds tune and the perf binary from the checkout and
+# sweeps the embedded stack, 2 ranks, against ci/baseline/embedded.jsonl,
+# normalised by copy bandwidth, with thresholds calibrated for a shared 2-core
+# machine. Anywhere else (a project's own CI with only the gccl binaries) it
+# takes tune and C_perf from --bin-dir or PATH, and --baseline is required;
+# pick --threshold for your machines. Relative paths are the caller's.
 #
 #   ci/perf-gate.sh                       gate a fresh sweep against the baseline
 #   ci/perf-gate.sh --update-baseline     record a fresh sweep as the new baseline (then commit it)
-#   ci/perf-gate.sh --candidate r.jsonl   gate existing result files (perf --out, nccl-tests logs or -J JSON)
+#   ci/perf-gate.sh --candidate r.jsonl   gate existing result files (perf --out, nccl-tests logs or -J JSON,
+#                                          go test -bench output; logs and benchmarks without copy_GB/s
+#                                          carry no copy bandwidth: add --normalize none)
 #   ci/perf-gate.sh -- -g 4 -b 1K -e 64M -f 4 --precision 2% -N 3 --out-of-place-only
 #                                         another sweep (perf flags after --; --out is added)
+#   perf-gate.sh --bin-dir /opt/gccl/bin --baseline perf/baseline.jsonl --threshold 10%
+#                                         outside a checkout: prebuilt binaries, your baseline
 #
 # Options (environment variable in brackets):
-#   --baseline FILE     [GATE_BASELINE]    baseline results (default ci/baseline/embedded.jsonl)
+#   --baseline FILE     [GATE_BASELINE]    baseline results (default in a checkout: ci/baseline/embedded.jsonl;
+#                                          required elsewhere)
+#   --bin-dir DIR       [GATE_BIN_DIR]     take tune and C_perf from DIR (default: build them from the
+#                                          checkout this script is in, else find them on PATH)
 #   --out DIR           [GATE_OUT]         reports and the sweep's files (default perf-gate)
-#   --threshold T       [GATE_THRESHOLD]   tune gate --threshold (default 8B-64K=50%,64K-=40%)
-#   --normalize N       [GATE_NORMALIZE]   copy or none (default copy)
+#   --threshold T       [GATE_THRESHOLD]   tune gate --threshold: percent, or size bands in bytes
+#                                          (default 8B-64K=50%,64K-=40%, this project's shared 2-core VM)
+#   --normalize N       [GATE_NORMALIZE]   copy or none (default copy: runs carry ref_copy_gbps)
 #   --metric M          [GATE_METRIC]      busbw or time (default busbw)
 #   --runs N            [GATE_RUNS]        processes of the sweep, each with the perf flags' -N cycles (default 8)
 #   --pause S           [GATE_PAUSE]       seconds between the processes (default 0; spread a baseline over time)
@@ -30,10 +42,11 @@
 #                                          one stays (default 1; 0 for none)
 #   --iter-samples N    [GATE_ITER_SAMPLES] per-iteration samples per record kept in a new baseline (default 0:
 #                                          none, keys are judged on runs; tune baseline --iter-samples)
-#   --collective C      [GATE_COLLECTIVE]  which perf binary: cmd/C_perf (default allreduce)
-#   --gate-flags "..."  [GATE_FLAGS]       more tune gate flags, e.g. "--require-all --min-size 1K"
-#   --candidate FILE    gate these files instead of sweeping (repeatable)
+#   --collective C      [GATE_COLLECTIVE]  which perf binary: C_perf, e.g. allgather (default allreduce)
+#   --gate-flags "..."  [GATE_FLAGS]       more tune gate flags, e.g. "--require-all --min-size 1K" (default none)
+#   --candidate FILE    gate these files instead of sweeping (repeatable; no perf binary needed)
 #   --update-baseline   write the sweep to the baseline file (tune baseline --force) instead of gating
+#   -h, --help          this text
 #   -- PERF-FLAGS       [GATE_PERF_FLAGS]  the sweep (default: -t 2 -b 8 -e 4M -f 8 --precision 2%
 #                                          --max-time 1s --out-of-place-only -N 3)
 #
@@ -42,7 +55,10 @@
 # machine's moods, then review the printed comparison and commit the file:
 #   ci/perf-gate.sh --update-baseline --runs 30 --pause 20
 set -euo pipefail
-cd "$(dirname "$0")/.."
+
+# repo: the gccl checkout this script sits in, if it is in one.
+repo=$(cd "$(dirname "$0")/.." && pwd)
+grep -qs '^module github.com/gccl/gccl$' "$repo/go.mod" || repo=
 
 # The self-gate's settings. Calibrated on the shared 2-core CI machine (see
 # README "Regression gate"): 8 processes x 3 cycles = 24 runs per key;
@@ -52,7 +68,8 @@ cd "$(dirname "$0")/.."
 DEFAULT_PERF_FLAGS="-t 2 -b 8 -e 4M -f 8 --precision 2% --max-time 1s --out-of-place-only -N 3"
 DEFAULT_THRESHOLD="8B-64K=50%,64K-=40%"
 
-baseline=${GATE_BASELINE:-ci/baseline/embedded.jsonl}
+baseline=${GATE_BASELINE:-}
+bin_dir=${GATE_BIN_DIR:-}
 out=${GATE_OUT:-perf-gate}
 threshold=${GATE_THRESHOLD:-$DEFAULT_THRESHOLD}
 normalize=${GATE_NORMALIZE:-copy}
@@ -72,6 +89,7 @@ need() { [ $# -ge 2 ] || die "$1 needs a value"; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --baseline) need "$@"; baseline=$2; shift 2 ;;
+    --bin-dir) need "$@"; bin_dir=$2; shift 2 ;;
     --out) need "$@"; out=$2; shift 2 ;;
     --threshold) need "$@"; threshold=$2; shift 2 ;;
     --normalize) need "$@"; normalize=$2; shift 2 ;;
@@ -94,16 +112,38 @@ done
 [[ "$confirm" =~ ^[0-9]+$ ]] || die "--confirm $confirm: want a count"
 [ "$update" = 0 ] || [ ${#candidates[@]} = 0 ] || die "--update-baseline records a fresh sweep; it takes no --candidate"
 
-[ "$update" = 1 ] || [ -f "$baseline" ] || die "no baseline $baseline (record one: ci/perf-gate.sh --update-baseline)"
+if [ -z "$baseline" ]; then
+  [ -n "$repo" ] || die "give --baseline FILE: outside a gccl checkout there is no default baseline (record one with --update-baseline --baseline FILE)"
+  baseline=$repo/ci/baseline/embedded.jsonl
+fi
+[ "$update" = 1 ] || [ -f "$baseline" ] || die "no baseline $baseline (record one: $0 --update-baseline --baseline $baseline)"
 
-export PATH="/usr/local/go/bin:$PATH"
-mkdir -p "$out/bin" "$out/plots"
+mkdir -p "$out/plots"
 rm -f "$out/gate.md" "$out/junit.xml" "$out/gate.json" "$out/candidate.jsonl" "$out"/plots/*.png # no stale reports
 start=$SECONDS
 
-echo "perf-gate: building tune and ${coll}_perf"
-go build -o "$out/bin/" ./cmd/tune || die "go build ./cmd/tune failed"
-tune="$out/bin/tune"
+# The binaries: from --bin-dir; else built from this checkout when Go is
+# there; else from PATH. perf is needed only to sweep.
+export PATH="$PATH:/usr/local/go/bin"
+need_perf=0
+[ ${#candidates[@]} -gt 0 ] || need_perf=1
+if [ -n "$bin_dir" ]; then
+  tune=$bin_dir/tune perf=$bin_dir/${coll}_perf
+  [ -x "$tune" ] || die "--bin-dir $bin_dir has no executable tune"
+  [ "$need_perf" = 0 ] || [ -x "$perf" ] || die "--bin-dir $bin_dir has no executable ${coll}_perf (--collective $coll)"
+elif [ -n "$repo" ] && command -v go > /dev/null; then
+  mkdir -p "$out/bin"
+  bin=$(cd "$out/bin" && pwd)
+  echo "perf-gate: building tune and ${coll}_perf from $repo"
+  (cd "$repo" && go build -o "$bin/" ./cmd/tune) || die "go build ./cmd/tune failed"
+  if [ "$need_perf" = 1 ]; then
+    (cd "$repo" && go build -o "$bin/" "./cmd/${coll}_perf") || die "go build ./cmd/${coll}_perf failed (--collective $coll)"
+  fi
+  tune=$bin/tune perf=$bin/${coll}_perf
+else
+  tune=$(command -v tune) || die "no tune on PATH: give --bin-dir DIR holding tune and ${coll}_perf (go build ./cmd/tune ./cmd/${coll}_perf)"
+  perf=$(command -v "${coll}_perf") || [ "$need_perf" = 0 ] || die "no ${coll}_perf on PATH: give --bin-dir DIR (--collective $coll)"
+fi
 
 # sweep NAME: $runs processes of the perf binary into $out/NAME-*.jsonl,
 # appended to candidates.
@@ -116,7 +156,7 @@ sweep() {
     f="$out/$name-$i.jsonl"
     st=0
     # shellcheck disable=SC2086 # perf_flags is a list of flags
-    "$out/bin/${coll}_perf" $perf_flags --out "$f" --force > "$out/$name-$i.txt" 2>&1 || st=$?
+    "$perf" $perf_flags --out "$f" --force > "$out/$name-$i.txt" 2>&1 || st=$?
     if [ "$st" != 0 ]; then
       tail -20 "$out/$name-$i.txt" >&2
       die "the sweep failed (${coll}_perf exit status $st; its output: $out/$name-$i.txt)"
@@ -131,7 +171,6 @@ sweep() {
 
 swept=0
 if [ ${#candidates[@]} = 0 ]; then
-  go build -o "$out/bin/" "./cmd/${coll}_perf" || die "go build ./cmd/${coll}_perf failed (--collective $coll)"
   rm -f "$out"/confirm*-*.jsonl "$out"/confirm*-*.txt
   sweep candidate
   swept=1
@@ -145,7 +184,7 @@ if [ "$update" = 1 ]; then
     "$tune" gate --baseline "$baseline" --candidate "${candidates[@]}" --threshold "$threshold" \
       --normalize "$normalize" --metric "$metric" $gate_flags || true
   fi
-  "$tune" baseline -o "$baseline" --force --iter-samples "$iter_samples" "${candidates[@]}"
+  "$tune" baseline --output "$baseline" --force --iter-samples "$iter_samples" "${candidates[@]}"
   echo "perf-gate: new baseline $baseline; review and commit it (git add $baseline)"
   exit 0
 fi
@@ -185,10 +224,10 @@ if [ "$rc" != 2 ]; then
     band=${band##*=}
     # One candidate file (tune baseline merges and checks), so that the
     # legends name one file, not every run's.
-    if "$tune" baseline -o "$out/candidate.jsonl" --force "${candidates[@]}" > /dev/null &&
-       "$tune" plot -o "$out/plots/compare.png" --kind "$kind" --median --force --baseline "$baseline" --threshold "$band" \
+    if "$tune" baseline --output "$out/candidate.jsonl" --force "${candidates[@]}" > /dev/null &&
+       "$tune" plot --output "$out/plots/compare.png" --kind "$kind" --median --force --baseline "$baseline" --threshold "$band" \
          --title "perf gate: candidate vs baseline" "$out/candidate.jsonl" > /dev/null &&
-       "$tune" plot -o "$out/plots/busbw.png" --median --force "$out/candidate.jsonl" > /dev/null; then
+       "$tune" plot --output "$out/plots/busbw.png" --median --force "$out/candidate.jsonl" > /dev/null; then
       echo "perf-gate: plots in $out/plots/"
       printf '\nPlots: `compare.png` (candidate vs baseline, ratio panel) and `busbw.png` in the `%s/plots` artifact.\n' "$out" >> "$out/gate.md"
     else

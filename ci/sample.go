@@ -41,13 +41,19 @@ func runOf(r results.Record, m Metric, n Normalization) (run, bool) {
 		}
 		out = run{value: center, iters: times}
 	case BusBW:
-		// busbw = factor*size/time, the same factor for every iteration of
-		// the record: busbw*time_us converts any of its times.
-		k := r.BusBw * r.TimeUs
-		if !(r.BusBw > 0) {
-			return run{}, false
+		// busbw = k/time with one k for every time of the record. k comes
+		// from the size by the collective's formula where it is known, not
+		// from the busbw column: nccl-tests prints that with two decimals,
+		// so small sizes read 0.00 and a 17% drop can read 25%. Otherwise
+		// the record's own busbw*time_us.
+		k, known := results.BusBwFromTime(r.Collective, r.NRanks, r.Size, 1)
+		if !known {
+			k = r.BusBw * r.TimeUs
 		}
 		if !(k > 0 && center > 0) {
+			if !(r.BusBw > 0) {
+				return run{}, false
+			}
 			out = run{value: r.BusBw}
 			break
 		}
@@ -170,7 +176,7 @@ func collect(recs []results.Record, m Metric, n Normalization, minSize int64, wh
 		out[k] = append(out[k], v)
 	}
 	if noRef > 0 {
-		return nil, 0, fmt.Errorf("%w: %d of the %d %s records have no ref_copy_gbps (--normalize copy needs records written by this harness's perf binaries; nccl-tests logs do not carry it)",
+		return nil, 0, fmt.Errorf("%w: %d of the %d %s records have no ref_copy_gbps (--normalize copy needs records written by this harness's perf binaries, which measure it; nccl-tests logs, and Go benchmarks that report no copy_GB/s, do not carry it: gate those with --normalize none, baseline and candidate from one machine)",
 			ErrNoReference, noRef, len(recs), what)
 	}
 	if len(out) == 0 {

@@ -32,6 +32,7 @@ const (
 	FormatCSV             // gccl CSV (CSVWriter)
 	FormatNCCLJSON        // nccl-tests -J JSON (NCCLJSONWriter)
 	FormatNCCLText        // nccl-tests text output
+	FormatGoBench         // go test -bench output (GoBenchReader)
 )
 
 func (f Format) String() string {
@@ -44,6 +45,8 @@ func (f Format) String() string {
 		return "nccl-tests JSON"
 	case FormatNCCLText:
 		return "nccl-tests text"
+	case FormatGoBench:
+		return "Go benchmark"
 	}
 	return "unknown"
 }
@@ -105,6 +108,8 @@ func NewScanner(name string, r io.Reader) (Scanner, Format, error) {
 		return NewCSVReader(name, br), f, nil
 	case FormatNCCLJSON:
 		return NewNCCLJSONReader(name, br), f, nil
+	case FormatGoBench:
+		return NewGoBenchReader(name, br), f, nil
 	default:
 		return NewNCCLTextReader(name, br), f, nil
 	}
@@ -123,7 +128,9 @@ var utf8BOM = []byte("\ufeff")
 //     columns (CSVColumns);
 //   - nccl-tests text: a line starting "# nccl-tests", "# Collective test
 //     starting" or "# nThread", or a first non-comment line that is a data
-//     row (size and count integers, at least 13 fields).
+//     row (size and count integers, at least 13 fields);
+//   - Go benchmark output: a line that parses as a benchmark result,
+//     "BenchmarkName N value unit ...", as benchstat reads them.
 //
 // Anything else is an error wrapping ErrUnknownFormat (ErrEmpty when there is
 // nothing but white space) that names the file.
@@ -147,8 +154,11 @@ func Detect(name string, data []byte) (Format, error) {
 	if isNCCLText(trimmed) {
 		return FormatNCCLText, nil
 	}
+	if isGoBench(data) {
+		return FormatGoBench, nil
+	}
 	return FormatUnknown, &SyntaxError{File: name, Err: ErrUnknownFormat,
-		Msg: "not gccl JSONL or CSV, nor nccl-tests -J JSON or text output"}
+		Msg: "not gccl JSONL or CSV, nccl-tests -J JSON or text output, nor go test -bench output"}
 }
 
 func firstLine(b []byte) []byte {

@@ -46,7 +46,8 @@ func TestDetect(t *testing.T) {
 		{"garbage", "hello, world\nthis is not a result file\n", FormatUnknown, ErrUnknownFormat},
 		{"binary", "\x00\x01\x02\xff", FormatUnknown, ErrUnknownFormat},
 		{"foreign json", `{"foo":1}`, FormatUnknown, ErrUnknownFormat},
-		{"go bench output", "BenchmarkAllReduce/ranks=2-2  100  1926 ns/op\n", FormatUnknown, ErrUnknownFormat},
+		{"go bench output", "BenchmarkAllReduce/ranks=2-2  100  1926 ns/op\n", FormatGoBench, nil},
+		{"go test without benchmarks", "PASS\nok  \tgithub.com/gccl/gccl/ci\t0.1s\n", FormatUnknown, ErrUnknownFormat},
 		{"other benchmark table", "# allreduce nranks=2\n   8   2000   0.57   0.56   0.014   0.014   0.014\n", FormatUnknown, ErrUnknownFormat},
 	}
 	for _, tt := range tests {

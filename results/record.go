@@ -1,6 +1,7 @@
 // Package results holds the machine-readable result records of the harness:
 // one versioned schema, writers and readers for our JSONL and CSV, for
-// nccl-tests' -J JSON (version 3) and for nccl-tests' text output.
+// nccl-tests' -J JSON (version 3) and for nccl-tests' text output, and a
+// reader for Go benchmark output (go test -bench).
 package results
 
 import "time"
@@ -28,7 +29,7 @@ type Record struct {
 	CPU       string    `json:"cpu,omitempty"`     // CPU model
 	Cores     int       `json:"cores,omitempty"`   // logical CPUs
 	GoVersion string    `json:"go_version,omitempty"`
-	Backend   string    `json:"backend"`          // "embedded", "nccl", or "nccl-tests" for imported logs
+	Backend   string    `json:"backend"`          // "embedded", "nccl"; "nccl-tests" or BackendGoBench for imported results
 	Source    string    `json:"source,omitempty"` // file:line an imported record came from
 
 	// Topology.

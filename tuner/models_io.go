@@ -11,7 +11,7 @@ import (
 	"sort"
 )
 
-// Models is the file `tune fit -o` writes: the fitted time model of every
+// Models is the file `tune fit --output` writes: the fitted time model of every
 // configuration measured.
 //
 //	{"version": 1, "fits": [{"key": {"coll": "allreduce", "nranks": 2,

@@ -1,6 +1,6 @@
 // Command tune turns sweeps into tuning decisions.
 //
-//	tune constants [-o constants.json] [--procs N] [--start FILE] FILES...
+//	tune constants [--output constants.json] [--procs N] [--start FILE] FILES...
 //
 // fits the built-in cost model's constants (lib/tuning) to forced-config
 // sweeps (perf --out JSONL, CSV or nccl-tests output with the config in

@@ -20,5 +20,5 @@ raw=${RAW:-/tmp/gccl-buffsize.jsonl}
 mkdir -p .bin docs/data/buffsize
 go build -o .bin/tune ./cmd/tune
 .bin/tune sweep --colls allreduce,allgather --ranks 2,4 --proto Simple --algo all --nchannels 1,2,4 \
-	--buffsize 512K,1M,2M,4M --auto=false -b 64K -e 64M -f 4 -n 5 -w 2 --precision 2% --max-time 1s --repeat 3 -o "$raw"
+	--buffsize 512K,1M,2M,4M --auto=false -b 64K -e 64M -f 4 -n 5 -w 2 --precision 2% --max-time 1s --repeat 3 --output "$raw"
 python3 docs/data/buffsize_summary.py "$raw" | tee docs/data/buffsize/summary.txt

@@ -29,16 +29,16 @@ if [[ -z ${TUNE:-} ]]; then
 fi
 axes=(--colls allreduce,allgather --ranks 2,4 --proto all --algo all --nchannels 1,2,4 -f 4 -n 5 -w 3 --precision 2% --max-time 1s --repeat 3)
 sweep() { # NAME -b -e
-	"$TUNE" sweep "${axes[@]}" -b "$2" -e "$3" -o "$raw/$1.jsonl"
+	"$TUNE" sweep "${axes[@]}" -b "$2" -e "$3" --output "$raw/$1.jsonl"
 }
 sweep sweep 8 64M
 sweep heldout 16 32M
-"$TUNE" fit "$raw/sweep.jsonl" -o "$out/models.json" --force > "$out/fit.txt"
-"$TUNE" table "$raw/sweep.jsonl" --models "$out/models.json" -o "$out/table.json" --nccl-csv "$out/nccl_tuner.conf" --force > "$out/table.txt"
+"$TUNE" fit "$raw/sweep.jsonl" --output "$out/models.json" --force > "$out/fit.txt"
+"$TUNE" table "$raw/sweep.jsonl" --models "$out/models.json" --output "$out/table.json" --nccl-csv "$out/nccl_tuner.conf" --force > "$out/table.txt"
 "$TUNE" validate --points --table "$out/table.json" "$raw/heldout.jsonl" > "$out/validate.txt"
 sweep heldout2 16 32M
 "$TUNE" validate --points --table "$out/table.json" "$raw/heldout2.jsonl" > "$out/validate2.txt"
-"$TUNE" table "$raw/heldout.jsonl" -o "$out/floor_table.json" --force > /dev/null
+"$TUNE" table "$raw/heldout.jsonl" --output "$out/floor_table.json" --force > /dev/null
 "$TUNE" validate --points --table "$out/floor_table.json" "$raw/heldout2.jsonl" > "$out/floor.txt"
 tail -3 "$out/validate.txt"
 tail -3 "$out/validate2.txt"

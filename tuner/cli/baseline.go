@@ -12,7 +12,7 @@ import (
 	"github.com/gccl/gccl/results"
 )
 
-// baselineCmd is `tune baseline -o FILE RESULTS...`: records a new baseline
+// baselineCmd is `tune baseline --output FILE RESULTS...`: records a new baseline
 // for `tune gate` from result files, on purpose. It checks that the results
 // can serve (every record has a time, none reports wrong data), thins
 // per-iteration samples to what the gate uses, writes one JSONL file and
@@ -20,19 +20,12 @@ import (
 func baselineCmd(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("tune baseline", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	out := fs.StringP("out", "o", "", "the baseline file to write (JSONL)")
-	force := fs.Bool("force", false, "replace --out if it exists (refreshing a baseline)")
-	iters := fs.Int("iter-samples", 100, "keep at most this many per-iteration samples per record, evenly spaced order statistics (what the gate uses); 0 drops them (keys are then judged on runs)")
-	tags := fs.StringArray("tag", nil, "configuration of every input file, k=v[,k=v] (proto, algo, channels, buffsize, hosts); FILE@k=v tags one file")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: tune baseline -o FILE [--force] RESULTS...
-
-Writes the result files (several runs of one sweep: perf --out, -N cycles,
-tune sweep) as the baseline that tune gate compares candidates with.
-
-`)
-		fs.PrintDefaults()
-	}
+	out := outputFlag(fs, "the baseline file to write (JSONL); required")
+	force := fs.Bool("force", false, "replace the --output file if it exists (refreshing a baseline)")
+	iters := fs.Int("iter-samples", 100, "per-iteration samples kept per record, evenly spaced order statistics (what the gate uses); 0 drops them and keys are judged on runs")
+	tags := tagFlag(fs)
+	setUsage(fs, stderr, "tune baseline --output FILE [--force] RESULTS...",
+		"Writes the result files (several runs of one sweep: perf --out, -N cycles,\ntune sweep) as the baseline that tune gate compares candidates with.")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
@@ -41,7 +34,7 @@ tune sweep) as the baseline that tune gate compares candidates with.
 		return exitBad
 	}
 	if *out == "" {
-		return bad("--out is required")
+		return bad("--output FILE is required: the baseline to write")
 	}
 	if fs.NArg() == 0 {
 		return bad("no result files (give the runs the baseline is made of)")

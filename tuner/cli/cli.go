@@ -3,7 +3,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -68,6 +67,10 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, Usage)
 		return exitOK
 	}
+	if strings.HasPrefix(args[0], "-") {
+		fmt.Fprintf(stderr, "tune: %s before a command: flags follow the command (tune <command> --help lists them)\n\n%s", args[0], Usage)
+		return exitBad
+	}
 	fmt.Fprintf(stderr, "tune: unknown command %q\n\n%s", args[0], Usage)
 	return exitBad
 }
@@ -75,11 +78,13 @@ func Run(args []string, stdout, stderr io.Writer) int {
 func constants(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("tune constants", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	out := fs.StringP("out", "o", "", "write the fitted constants (JSON, for GCCL_MODEL_FILE) to this file")
-	procs := fs.Int("procs", 0, "processors of the process that measured (default: the records' core count)")
-	start := fs.String("start", "", "constants file to start from (default: the built-in constants)")
+	out := outputFlag(fs, "write the fitted constants (JSON, for GCCL_MODEL_FILE) to this file (default: print them only)")
+	procs := fs.Int("procs", 0, "processors (cores) of the process that measured (default: the records' core count)")
+	start := fs.String("start", "", "constants file (JSON) to start from (default: the built-in constants)")
 	machine := fs.String("machine", "", "text for the constants' machine field (default: the records' CPU and cores)")
-	hold := fs.StringSlice("hold", nil, "constants to keep at their start values, comma separated: a name or a prefix ending at a dot (step_lat_us.*.Ring.LL, base_lat_us.Tree); for what the data cannot tell apart")
+	hold := fs.StringSlice("hold", nil, "constants kept at their start values, comma separated: names or prefixes ending at a dot, e.g. step_lat_us.*.Ring.LL,base_lat_us.Tree (default: none)")
+	setUsage(fs, stderr, "tune constants [--output FILE] [flags] FILES...",
+		"Fits the built-in cost model's constants to sweeps of forced configurations and\nprints (or writes) them, for GCCL_MODEL_FILE.")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
@@ -240,8 +245,10 @@ func readPoints(files []string) ([]results.Record, []tuner.Point, int, error) {
 func choices(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("tune choices", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	model := fs.String("model", "", "constants file (default: the built-in constants)")
-	procs := fs.Int("procs", 0, "processors of the process that measured (default: the records' core count)")
+	model := fs.String("model", "", "cost-model constants file (JSON, as GCCL_MODEL_FILE) (default: the built-in constants)")
+	procs := fs.Int("procs", 0, "processors (cores) of the process that measured (default: the records' core count)")
+	setUsage(fs, stderr, "tune choices [flags] FILES...",
+		"Compares the cost model's pick at every measured size with the fastest measured\nconfiguration of sweeps of forced configurations.")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
@@ -339,15 +346,17 @@ func segments(rows []tuner.ChoiceRow, label func(tuner.ChoiceRow) string) string
 	return out
 }
 
-// fitCmd is `tune fit [-o model.json] FILES...`: one alpha-beta model per
-// configuration measured (tuner.FitSeries), printed as a table; -o writes
-// them as a models file (tuner.Models).
+// fitCmd is `tune fit [--output model.json] FILES...`: one alpha-beta model
+// per configuration measured (tuner.FitSeries), printed as a table;
+// --output writes them as a models file (tuner.Models).
 func fitCmd(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("tune fit", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	out := fs.StringP("out", "o", "", "write the fitted models (JSON) to this file")
-	force := fs.Bool("force", false, "overwrite the -o file if it exists")
-	tags := fs.StringArray("tag", nil, "configuration of every input file, k=v[,k=v] (proto, algo, channels, buffsize, hosts); FILE@k=v tags one file")
+	out := outputFlag(fs, "write the fitted models (JSON) to this file (default: print them only)")
+	force := fs.Bool("force", false, "overwrite the --output file if it exists")
+	tags := tagFlag(fs)
+	setUsage(fs, stderr, "tune fit [--output FILE] [flags] FILES...",
+		"Fits t = alpha + bytes/beta (a second segment past a cache knee) to every\nconfiguration measured in the result files.")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
@@ -438,20 +447,22 @@ func fitCmd(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// tableCmd is `tune table FILES... -o table.json [--nccl-csv FILE]`: the
+// tableCmd is `tune table FILES... --output table.json [--nccl-csv FILE]`: the
 // fastest configuration per size of every shape (tuner.BuildTable), printed
 // as thresholds and written as the stack's tuning table and NCCL's
 // example-tuner CSV.
 func tableCmd(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("tune table", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	out := fs.StringP("out", "o", "", "write the tuning table (JSON, for GCCL_TUNING_FILE) to this file")
-	csv := fs.String("nccl-csv", "", "also write the table as NCCL's example-tuner configuration (NCCL_TUNER_CONFIG_FILE)")
-	models := fs.String("models", "", "models file from `tune fit -o` (default: fit the inputs)")
-	tie := fs.String("tie", "2%", "relative difference within which two configurations tie (\"2%\" or 0.02; 0: only the samples' confidence intervals)")
-	procs := fs.Int("procs", 0, "processors of the process that measured, for the built-in default (default: the records' core count)")
-	force := fs.Bool("force", false, "overwrite the output files if they exist")
-	tags := fs.StringArray("tag", nil, "configuration of every input file, k=v[,k=v] (proto, algo, channels, buffsize, hosts); FILE@k=v tags one file")
+	out := outputFlag(fs, "write the tuning table (JSON, for GCCL_TUNING_FILE) to this file (default: print it only)")
+	csv := fs.String("nccl-csv", "", "also write the table as NCCL's example-tuner configuration, for NCCL_TUNER_CONFIG_FILE (default: none)")
+	models := fs.String("models", "", "models file (JSON) written by tune fit --output (default: fit the inputs)")
+	tie := fs.String("tie", "2%", "relative difference within which two configurations tie, percent or fraction (2% or 0.02; 0: only the medians' confidence intervals)")
+	procs := fs.Int("procs", 0, "processors (cores) of the process that measured, for the built-in default (default: the records' core count)")
+	force := fs.Bool("force", false, "overwrite the --output and --nccl-csv files if they exist")
+	tags := tagFlag(fs)
+	setUsage(fs, stderr, "tune table [--output FILE] [--nccl-csv FILE] [flags] FILES...",
+		"Picks the fastest configuration per size of every shape measured into a tuning\ntable (GCCL_TUNING_FILE), and NCCL's example-tuner CSV.")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
@@ -592,11 +603,13 @@ func tableCmd(args []string, stdout, stderr io.Writer) int {
 func validateCmd(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("tune validate", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	tablePath := fs.String("table", "", "the tuning table to validate (JSON, from `tune table -o`)")
-	procs := fs.Int("procs", 0, "processors of the process that measured, for the built-in default (default: the records' core count)")
-	model := fs.String("model", "", "cost-model constants for the built-in default where no \"auto\" run was measured (as GCCL_MODEL_FILE; default: the built-in constants)")
+	tablePath := fs.String("table", "", "the tuning table to validate (JSON, written by tune table --output); required")
+	procs := fs.Int("procs", 0, "processors (cores) of the process that measured, for the built-in default (default: the records' core count)")
+	model := fs.String("model", "", "cost-model constants file (JSON, as GCCL_MODEL_FILE) for the built-in default where no auto run was measured (default: the built-in constants)")
 	points := fs.Bool("points", false, "also list every point: size, fastest measured, the table's and the default's choice and regret")
-	tags := fs.StringArray("tag", nil, "configuration of every input file, k=v[,k=v] (proto, algo, channels, buffsize, hosts); FILE@k=v tags one file")
+	tags := tagFlag(fs)
+	setUsage(fs, stderr, "tune validate --table FILE [flags] FILES...",
+		"Regret of a tuning table's choices, and of the stack's built-in default, on\nmeasurements the table was not built from.")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
@@ -712,19 +725,4 @@ func writePoints(w io.Writer, pts []tuner.PointResult) {
 			p.Table.Config(), us(p.TableUs), pct(p.TableRegret()), def, us(p.DefaultUs), pct(p.DefaultRegret())})
 	}
 	t.Render()
-}
-
-// parseFlags parses a subcommand's flags; ok is false when the command
-// should exit with code: 0 after --help, 2 after a bad flag (named on
-// stderr: pflag's ContinueOnError does not print it).
-func parseFlags(fs *pflag.FlagSet, args []string, stderr io.Writer) (code int, ok bool) {
-	err := fs.Parse(args)
-	switch {
-	case err == nil:
-		return 0, true
-	case errors.Is(err, pflag.ErrHelp):
-		return exitOK, false
-	}
-	fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
-	return exitBad, false
 }

@@ -20,7 +20,7 @@ func runCLI(args ...string) (code int, stdout, stderr string) {
 
 func TestConstantsWritesALoadableFile(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "c.json")
-	code, stdout, stderr := runCLI("constants", "-o", out, sweep)
+	code, stdout, stderr := runCLI("constants", "--output", out, sweep)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

@@ -11,7 +11,7 @@ import (
 
 func TestFitWritesALoadableFile(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "model.json")
-	code, stdout, stderr := runCLI("fit", "-o", out, sweep)
+	code, stdout, stderr := runCLI("fit", "--output", out, sweep)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -38,11 +38,11 @@ func TestFitWritesALoadableFile(t *testing.T) {
 	}
 
 	// The file exists now: refused without --force, replaced with it.
-	code, _, stderr = runCLI("fit", "-o", out, sweep)
+	code, _, stderr = runCLI("fit", "--output", out, sweep)
 	if code != exitBad || !strings.Contains(stderr, "already exists") {
 		t.Errorf("second write: exit %d, %q", code, stderr)
 	}
-	if code, _, stderr = runCLI("fit", "--force", "-o", out, sweep); code != exitOK {
+	if code, _, stderr = runCLI("fit", "--force", "--output", out, sweep); code != exitOK {
 		t.Errorf("--force: exit %d, %q", code, stderr)
 	}
 }
@@ -95,7 +95,7 @@ func TestFitBadInput(t *testing.T) {
 		{[]string{"fit", inPlace}, "out-of-place"},
 		{[]string{"fit", "--tag", "proto=XL", sweep}, "proto=XL"},
 		{[]string{"fit", "--nope", sweep}, "--nope"},
-		{[]string{"fit", "-o", filepath.Join(dir, "no", "such", "dir.json"), sweep}, "dir.json"},
+		{[]string{"fit", "--output", filepath.Join(dir, "no", "such", "dir.json"), sweep}, "dir.json"},
 	} {
 		code, _, stderr := runCLI(c.args...)
 		if code != exitBad || !strings.Contains(stderr, c.want) {

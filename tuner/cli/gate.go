@@ -16,19 +16,19 @@ import (
 func gateCmd(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("tune gate", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	base := fs.StringArray("baseline", nil, "baseline result files (JSONL, CSV, nccl-tests text or -J JSON); several may follow the flag")
-	cand := fs.StringArray("candidate", nil, "candidate result files; several may follow the flag")
-	thr := fs.String("threshold", "5%", "largest change in the worse direction that passes: 5%, 0.05, or size bands LO-HI=PCT with an optional default, e.g. 8B-64K=15%,64K-=5% (LO inclusive, HI exclusive)")
-	metric := fs.String("metric", "busbw", "what is compared: busbw (higher is better) or time (lower is better)")
-	minSize := fs.String("min-size", "", "leave out sizes below this (e.g. 1K)")
-	norm := fs.String("normalize", "none", "copy: divide busbw by each run's ref_copy_gbps (multiply time by it), so machines of different speeds compare; none")
+	base := fs.StringArray("baseline", nil, "baseline result files (JSONL, CSV, nccl-tests text or -J JSON, go test -bench output), required; several may follow the flag")
+	cand := fs.StringArray("candidate", nil, "candidate result files, required; several may follow the flag")
+	thr := fs.String("threshold", "5%", "largest change in the worse direction that passes, percent or fraction (5%, 0.05), or size bands LO-HI=PCT in bytes with an optional default, e.g. 8B-64K=15%,64K-=5% (LO inclusive, HI exclusive)")
+	metric := fs.String("metric", "busbw", "what is compared: busbw, GB/s (higher is better), or time, us per op (lower is better)")
+	minSize := fs.String("min-size", "", "leave out sizes below this many bytes, K/M/G suffixes, e.g. 1K (default: every size)")
+	norm := fs.String("normalize", "none", "copy: divide busbw by each run's ref_copy_gbps, GB/s (multiply time by it), so machines of different speeds compare; none: as measured")
 	all := fs.Bool("all", false, "list unchanged keys in the table too")
 	requireAll := fs.Bool("require-all", false, "fail when a key is on one side only (default: list such keys)")
-	alpha := fs.Float64("alpha", 0.05, "significance level of the Mann-Whitney U test")
-	md := fs.String("markdown", "", "write the report as Markdown to this file (for PR comments and $GITHUB_STEP_SUMMARY; overwritten)")
-	junit := fs.String("junit", "", "write the report as JUnit XML to this file (one test case per key; overwritten)")
-	jsonOut := fs.String("json", "", "write the report as JSON to this file (overwritten)")
-	tags := fs.StringArray("tag", nil, "configuration of every input file, k=v[,k=v] (proto, algo, channels, buffsize, hosts); FILE@k=v tags one file")
+	alpha := fs.Float64("alpha", 0.05, "significance level of the Mann-Whitney U test, a probability")
+	md := fs.String("markdown", "", "write the report as Markdown to this file, overwritten, for PR comments and $GITHUB_STEP_SUMMARY (default: none)")
+	junit := fs.String("junit", "", "write the report as JUnit XML to this file, overwritten, one test case per key (default: none)")
+	jsonOut := fs.String("json", "", "write the report as JSON to this file, overwritten (default: none)")
+	tags := tagFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: tune gate --baseline FILES --candidate FILES [flags]
 
@@ -39,6 +39,7 @@ direction AND a Mann-Whitney U test finds the sides differ (repeated runs, -N
 cycles or per-iteration samples); without repeats, on the plain ratio.
 Exit status: 0 pass, 1 regression, 2 bad input.
 
+flags:
 `)
 		fs.PrintDefaults()
 	}

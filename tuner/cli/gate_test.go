@@ -211,7 +211,7 @@ func TestGateHelp(t *testing.T) {
 func TestBaselineRecordsAndThins(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "base.jsonl")
-	code, stdout, stderr := runCLI("baseline", "-o", out, "--iter-samples", "5", gateRuns)
+	code, stdout, stderr := runCLI("baseline", "--output", out, "--iter-samples", "5", gateRuns)
 	if code != 0 || !strings.Contains(stdout, "35 records, 7 keys, 5-5 runs per key") || !strings.Contains(stdout, "2 cores") {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
 	}
@@ -227,16 +227,16 @@ func TestBaselineRecordsAndThins(t *testing.T) {
 	if code, _, stderr := runCLI("gate", "--baseline", out, "--candidate", gateRuns, "--normalize", "copy"); code != 0 {
 		t.Errorf("the real runs fail against their own baseline: %s", stderr)
 	}
-	if code, _, stderr := runCLI("baseline", "-o", out, gateRuns); code != 2 || !strings.Contains(stderr, "already exists") {
+	if code, _, stderr := runCLI("baseline", "--output", out, gateRuns); code != 2 || !strings.Contains(stderr, "already exists") {
 		t.Errorf("overwrote without --force: exit %d %s", code, stderr)
 	}
-	if code, _, stderr := runCLI("baseline", "-o", out, "--force", "--iter-samples", "0", gateRuns, gateRuns); code != 0 {
+	if code, _, stderr := runCLI("baseline", "--output", out, "--force", "--iter-samples", "0", gateRuns, gateRuns); code != 0 {
 		t.Errorf("--force: exit %d %s", code, stderr)
 	}
 	if recs, _ := results.ReadFile(out); len(recs) != 70 || len(recs[0].IterTimesUs) != 0 {
 		t.Errorf("--iter-samples 0: %d records, %d samples in the first", len(recs), len(recs[0].IterTimesUs))
 	}
-	code, stdout, _ = runCLI("baseline", "-o", filepath.Join(dir, "n.jsonl"), gateNCCL)
+	code, stdout, _ = runCLI("baseline", "--output", filepath.Join(dir, "n.jsonl"), gateNCCL)
 	if code != 0 || !strings.Contains(stdout, "cannot be used with --normalize copy") || !strings.Contains(stdout, "fewer than 5 runs") {
 		t.Errorf("nccl-tests log: exit %d\n%s", code, stdout)
 	}
@@ -251,11 +251,11 @@ func TestBaselineBadInput(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{[]string{gateRuns}, "--out is required"},
-		{[]string{"-o", filepath.Join(dir, "b.jsonl")}, "no result files"},
-		{[]string{"-o", filepath.Join(dir, "b.jsonl"), filepath.Join(dir, "nope")}, "no such file"},
-		{[]string{"-o", filepath.Join(dir, "b.jsonl"), wrong}, "reports 7 wrong elements"},
-		{[]string{"-o", filepath.Join(dir, "b.jsonl"), "--iter-samples", "-1", gateRuns}, "--iter-samples -1: want 0 (drop them) or more"},
+		{[]string{gateRuns}, "--output FILE is required"},
+		{[]string{"--output", filepath.Join(dir, "b.jsonl")}, "no result files"},
+		{[]string{"--output", filepath.Join(dir, "b.jsonl"), filepath.Join(dir, "nope")}, "no such file"},
+		{[]string{"--output", filepath.Join(dir, "b.jsonl"), wrong}, "reports 7 wrong elements"},
+		{[]string{"--output", filepath.Join(dir, "b.jsonl"), "--iter-samples", "-1", gateRuns}, "--iter-samples -1: want 0 (drop them) or more"},
 	} {
 		code, _, stderr := runCLI(append([]string{"baseline"}, tc.args...)...)
 		if code != 2 || !strings.Contains(stderr, tc.msg) {

@@ -18,8 +18,9 @@ import (
 // plotKinds are the figures `tune plot` draws.
 const plotKinds = "busbw, algbw, time, norm, winners"
 
-// plotCmd is `tune plot -o FILE [--kind K] FILES...`: a figure of result
-// files (package plots), written as PNG, SVG or PDF by the extension of -o.
+// plotCmd is `tune plot --output FILE [--kind K] FILES...`: a figure of
+// result files (package plots), written as PNG, SVG or PDF by the extension
+// of --output.
 //
 //   - busbw, algbw, time, norm: one curve per configuration (--by), with
 //     fitted models dashed over them (--model); with --baseline, the
@@ -31,22 +32,24 @@ func plotCmd(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("tune plot", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.SortFlags = false
-	out := fs.StringP("out", "o", "", "the image to write: .png, .svg or .pdf")
+	out := outputFlag(fs, "the image to write, required: .png, .svg or .pdf by its extension")
 	kind := fs.String("kind", "busbw", "what to draw: "+plotKinds+" (norm: busBW / the machine's copy bandwidth)")
 	by := fs.String("by", "", "group curves by these fields, comma-separated (default: every field that tells configurations apart); fields: "+plots.FieldNames())
-	where := fs.StringArray("where", nil, "plot only records whose fields match, k=v[,k=v] (v1|v2: either); repeatable")
+	where := fs.StringArray("where", nil, "plot only records whose fields match, k=v[,k=v] (v1|v2: either); repeatable (default: every record)")
 	placement := fs.String("placement", results.OutOfPlace, "which measurements: out-of-place, in-place or both")
 	median := fs.Bool("median", false, "plot median iteration times where recorded (what tune fit fits) instead of the reported mean")
-	model := fs.String("model", "", "models file written by tune fit -o: draw the fitted curves dashed over the points (winners: the models the table is built from)")
-	baseline := fs.StringArray("baseline", nil, "compare: the baseline result file(s); FILES are the candidate (a ratio panel shows candidate/baseline)")
-	threshold := fs.String("threshold", "5%", "comparison: half-width of the shaded band around ratio 1 (\"5%\" or 0.05)")
-	tablePath := fs.String("table", "", "winners: the tuning table (JSON, written by tune table -o) whose choices and thresholds to draw; \"none\" for none (default: build it from the inputs as tune table does)")
+	model := fs.String("model", "", "models file written by tune fit --output: draw the fitted curves dashed over the points; winners: the models the table is built from (default: none)")
+	baseline := fs.StringArray("baseline", nil, "compare: the baseline result files, FILES being the candidate; a ratio panel shows candidate/baseline (default: no comparison)")
+	threshold := fs.String("threshold", "5%", "comparison: half-width of the shaded band around ratio 1, percent or fraction (5% or 0.05)")
+	tablePath := fs.String("table", "", "winners: the tuning table (JSON, written by tune table --output) whose choices and thresholds to draw, or none (default: build it from the inputs as tune table does)")
 	procs := fs.Int("procs", 0, "winners without --table: processors of the process that measured, for the built-in default (default: the records' core count)")
 	title := fs.String("title", "", "the figure's title (default: from the records)")
 	size := fs.String("size", "8x5", "image size WIDTHxHEIGHT, in inches or with a unit: cm, mm, pt, px")
 	dpi := fs.Int("dpi", plots.DefaultPage.DPI, "PNG resolution, dots per inch")
-	force := fs.Bool("force", false, "overwrite the -o file if it exists")
-	tags := fs.StringArray("tag", nil, "configuration of every input file, k=v[,k=v] (proto, algo, channels, buffsize, hosts); FILE@k=v tags one file")
+	force := fs.Bool("force", false, "overwrite the --output file if it exists")
+	tags := tagFlag(fs)
+	setUsage(fs, stderr, "tune plot --output FILE [flags] FILES...",
+		"Draws result files: busBW, algBW, time or normalised curves per configuration,\nfitted models, a comparison with a baseline, or the winners of every size.")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
@@ -55,7 +58,7 @@ func plotCmd(args []string, stdout, stderr io.Writer) int {
 		return exitBad
 	}
 	if *out == "" {
-		return bad("no -o/--out image given (.png, .svg or .pdf)")
+		return bad("no --output image given (.png, .svg or .pdf)")
 	}
 	if fs.NArg() == 0 {
 		return bad("no input files (give result files: JSONL, CSV, nccl-tests text or JSON)")

@@ -27,7 +27,7 @@ const (
 // plotOK runs tune plot and checks that it wrote the image it names.
 func plotOK(t *testing.T, out string, args ...string) (stdout, stderr string) {
 	t.Helper()
-	code, stdout, stderr := runCLI(append(append([]string{"plot", "-o", out}, plotPage...), args...)...)
+	code, stdout, stderr := runCLI(append(append([]string{"plot", "--output", out}, plotPage...), args...)...)
 	if code != 0 {
 		t.Fatalf("tune plot %s: exit %d: %s", strings.Join(args, " "), code, stderr)
 	}
@@ -73,7 +73,7 @@ func plotOK(t *testing.T, out string, args ...string) (stdout, stderr string) {
 func TestPlotCurvesWithModels(t *testing.T) {
 	dir := t.TempDir()
 	models := filepath.Join(dir, "models.json")
-	if code, _, stderr := runCLI("fit", "-o", models, plotPass1); code != 0 {
+	if code, _, stderr := runCLI("fit", "--output", models, plotPass1); code != 0 {
 		t.Fatalf("fit: %s", stderr)
 	}
 	_, stderr := plotOK(t, filepath.Join(dir, "busbw.png"), "--model", models, "--median", "--where", "proto=Simple", plotPass1)
@@ -159,22 +159,22 @@ func TestPlotUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{plotPass1}, "no -o/--out"},
-		{[]string{"-o", out}, "no input files"},
-		{[]string{"-o", filepath.Join(dir, "x.gif"), plotPass1}, `unknown image format ".gif"`},
-		{[]string{"-o", out, "--kind", "pie", plotPass1}, `invalid --kind "pie"`},
-		{[]string{"-o", out, "--by", "colour", plotPass1}, `unknown field "colour"`},
-		{[]string{"-o", out, "--where", "proto", plotPass1}, "invalid --where"},
-		{[]string{"-o", out, "--where", "proto=LL256", plotPass1}, "no record passes --where proto=LL256"},
-		{[]string{"-o", out, "--size", "8by5", plotPass1}, "invalid --size"},
-		{[]string{"-o", out, "--dpi", "0", plotPass1}, "invalid --dpi"},
-		{[]string{"-o", out, "--threshold", "150%", plotPass1}, "invalid --threshold"},
-		{[]string{"-o", out, "--placement", "sideways", plotPass1}, "invalid --placement"},
-		{[]string{"-o", out, "--table", "t.json", plotPass1}, "--table goes with --kind winners"},
-		{[]string{"-o", out, "--kind", "winners", "--baseline", plotPass1, plotPass2}, "does not go with --kind winners"},
-		{[]string{"-o", out, "--kind", "norm", ncclText}, "ref_copy_gbps"},
-		{[]string{"-o", out, "--model", filepath.Join(dir, "none.json"), plotPass1}, "none.json"},
-		{[]string{"-o", exists, plotPass1}, "already exists"},
+		{[]string{plotPass1}, "no --output image"},
+		{[]string{"--output", out}, "no input files"},
+		{[]string{"--output", filepath.Join(dir, "x.gif"), plotPass1}, `unknown image format ".gif"`},
+		{[]string{"--output", out, "--kind", "pie", plotPass1}, `invalid --kind "pie"`},
+		{[]string{"--output", out, "--by", "colour", plotPass1}, `unknown field "colour"`},
+		{[]string{"--output", out, "--where", "proto", plotPass1}, "invalid --where"},
+		{[]string{"--output", out, "--where", "proto=LL256", plotPass1}, "no record passes --where proto=LL256"},
+		{[]string{"--output", out, "--size", "8by5", plotPass1}, "invalid --size"},
+		{[]string{"--output", out, "--dpi", "0", plotPass1}, "invalid --dpi"},
+		{[]string{"--output", out, "--threshold", "150%", plotPass1}, "invalid --threshold"},
+		{[]string{"--output", out, "--placement", "sideways", plotPass1}, "invalid --placement"},
+		{[]string{"--output", out, "--table", "t.json", plotPass1}, "--table goes with --kind winners"},
+		{[]string{"--output", out, "--kind", "winners", "--baseline", plotPass1, plotPass2}, "does not go with --kind winners"},
+		{[]string{"--output", out, "--kind", "norm", ncclText}, "ref_copy_gbps"},
+		{[]string{"--output", out, "--model", filepath.Join(dir, "none.json"), plotPass1}, "none.json"},
+		{[]string{"--output", exists, plotPass1}, "already exists"},
 	} {
 		code, _, stderr := runCLI(append([]string{"plot"}, c.args...)...)
 		if code != exitBad || !strings.Contains(stderr, c.want) {

@@ -189,25 +189,27 @@ func (b block) key() tuner.Key {
 func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("tune sweep", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	colls := fs.String("colls", "allreduce", "collectives, comma separated (allreduce, allgather, reducescatter, broadcast, reduce, alltoall, ...)")
+	colls := fs.String("colls", "allreduce", "collectives, comma separated: allreduce, allgather, reducescatter, broadcast, reduce, alltoall, ...")
 	ranks := fs.String("ranks", "2", "rank counts, comma separated")
-	perHost := fs.String("ranks-per-host", "0", "ranks per simulated host, comma separated (0: one host)")
-	protos := fs.String("proto", "all", "protocols: LL,LL128,Simple or all")
-	algos := fs.String("algo", "all", "algorithms: Ring,Tree or all (Tree runs allreduce only)")
+	perHost := fs.String("ranks-per-host", "0", "ranks per simulated host, comma separated; 0 puts every rank on one host")
+	protos := fs.String("proto", "all", "protocols, comma separated: LL, LL128, Simple, or all")
+	algos := fs.String("algo", "all", "algorithms, comma separated: Ring, Tree (allreduce only), or all")
 	chans := fs.String("nchannels", "1", "channel counts, comma separated")
-	buffs := fs.String("buffsize", "", "Simple buffer sizes, comma separated (default: the stack's)")
-	auto := fs.Bool("auto", true, "also measure the stack's own choice (no forced configuration): the default tables are compared with")
-	minB := fs.StringP("minbytes", "b", "8", "smallest size")
-	maxB := fs.StringP("maxbytes", "e", "64M", "largest size")
-	factor := fs.Int64P("stepfactor", "f", 2, "size factor")
+	buffs := fs.String("buffsize", "", "Simple buffer sizes in bytes, K/M/G suffixes, comma separated (default: the stack's)")
+	auto := fs.Bool("auto", true, "also measure the stack's own choice (no forced configuration), which tables are compared with")
+	minB := fs.StringP("minbytes", "b", "8", "smallest size in bytes, K/M/G suffixes")
+	maxB := fs.StringP("maxbytes", "e", "64M", "largest size in bytes, K/M/G suffixes")
+	factor := fs.Int64P("stepfactor", "f", 2, "multiply the size by this from one point to the next")
 	iters := fs.IntP("iters", "n", 10, "timed iterations per batch")
-	warmup := fs.IntP("warmup_iters", "w", 3, "warmup iterations")
-	precision := fs.String("precision", "2%", "repeat batches until the median's 95% confidence interval is within this of it")
-	maxTime := fs.Duration("max-time", 2*time.Second, "time cap per point")
-	interleave := fs.Bool("interleave", true, "measure a shape's configurations side by side on one set of communicators, round after round at each size (perf --interleave): a slow spell of the machine or of one set of communicators then hits every configuration alike; false gives each configuration communicators of its own")
-	repeat := fs.Int("repeat", 1, "measure every configuration in this many separate runs (new communicators each time); tune pools them, so one run's bad luck (a goroutine placement that makes every op slower) is outvoted")
-	out := fs.StringP("out", "o", "", "results JSONL; an existing file is resumed (finished points are kept, not redone)")
-	force := fs.Bool("force", false, "start over: overwrite --out instead of resuming")
+	warmup := fs.IntP("warmup_iters", "w", 3, "untimed warmup iterations before the batches")
+	precision := fs.String("precision", "2%", "repeat batches until the median's 95% confidence interval is within this fraction of it, percent or fraction (2% or 0.02)")
+	maxTime := fs.Duration("max-time", 2*time.Second, "most time spent timing one point, a duration (500ms, 2s)")
+	interleave := fs.Bool("interleave", true, "measure a shape's configurations side by side on one set of communicators, round after round, so a slow spell hits all alike (perf --interleave); false: communicators per configuration")
+	repeat := fs.Int("repeat", 1, "separate runs of every configuration (new communicators each), pooled, so one run's bad luck is outvoted")
+	out := outputFlag(fs, "the results file (JSONL), required; an existing one is resumed: finished points are kept, not redone")
+	force := fs.Bool("force", false, "start over: overwrite the --output file instead of resuming")
+	setUsage(fs, stderr, "tune sweep --output FILE [flags]",
+		"Measures collectives over configurations and sizes into a JSONL file, side by\nside per shape; an interrupted sweep resumes where it stopped.")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
@@ -216,7 +218,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 		return exitBad
 	}
 	if *out == "" {
-		return bad("--out is required: the sweep's records go there (and it resumes from there)")
+		return bad("--output FILE is required: the sweep's records go there (and it resumes from there)")
 	}
 	if fs.NArg() > 0 {
 		return bad("unexpected argument %q (flags only)", fs.Arg(0))

@@ -12,7 +12,7 @@ import (
 
 func sweepArgs(out string, extra ...string) []string {
 	return append([]string{"sweep", "--colls", "allreduce,allgather", "--ranks", "2", "--proto", "LL,Simple",
-		"--algo", "all", "-b", "8", "-e", "512", "-f", "8", "-n", "3", "-w", "1", "--max-time", "50ms", "-o", out}, extra...)
+		"--algo", "all", "-b", "8", "-e", "512", "-f", "8", "-n", "3", "-w", "1", "--max-time", "50ms", "--output", out}, extra...)
 }
 
 // A sweep measures every (collective, configuration, size) once, out of
@@ -86,12 +86,12 @@ func TestSweepBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"sweep"}, "--out is required"},
-		{[]string{"sweep", "-o", out, "--colls", "allfoo"}, `unknown collective "allfoo"`},
-		{[]string{"sweep", "-o", out, "--ranks", "0"}, "--ranks"},
-		{[]string{"sweep", "-o", out, "--proto", "LL64"}, `"LL64"`},
-		{[]string{"sweep", "-o", out, "-b", "1M", "-e", "1K"}, "-b <= -e"},
-		{[]string{"sweep", "-o", out, "stray"}, `unexpected argument "stray"`},
+		{[]string{"sweep"}, "--output FILE is required"},
+		{[]string{"sweep", "--output", out, "--colls", "allfoo"}, `unknown collective "allfoo"`},
+		{[]string{"sweep", "--output", out, "--ranks", "0"}, "--ranks"},
+		{[]string{"sweep", "--output", out, "--proto", "LL64"}, `"LL64"`},
+		{[]string{"sweep", "--output", out, "-b", "1M", "-e", "1K"}, "-b <= -e"},
+		{[]string{"sweep", "--output", out, "stray"}, `unexpected argument "stray"`},
 	}
 	for _, c := range cases {
 		code, _, stderr := runCLI(c.args...)
@@ -106,7 +106,7 @@ func TestSweepBadInput(t *testing.T) {
 func TestSweepRepeat(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r.jsonl")
 	args := []string{"sweep", "--colls", "allreduce", "--ranks", "2", "--proto", "LL", "--algo", "Ring",
-		"--auto=false", "-b", "8", "-e", "64", "-f", "8", "-n", "3", "-w", "1", "--max-time", "20ms", "--repeat", "3", "-o", out}
+		"--auto=false", "-b", "8", "-e", "64", "-f", "8", "-n", "3", "-w", "1", "--max-time", "20ms", "--repeat", "3", "--output", out}
 	if code, stdout, stderr := runCLI(args...); code != 0 || !strings.Contains(stdout, "6 points to measure in 3 runs") {
 		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
 	}
@@ -133,7 +133,7 @@ func TestSweepInterleave(t *testing.T) {
 	}{{"--interleave=true", "20 points to measure in 2 runs", true}, {"--interleave=false", "20 points to measure in 10 runs", false}} {
 		out := filepath.Join(t.TempDir(), "i.jsonl")
 		args := []string{"sweep", "--colls", "allreduce", "--ranks", "2", "--proto", "LL,Simple", "--algo", "Ring", "--nchannels", "1,2",
-			"-b", "8", "-e", "64", "-f", "8", "-n", "3", "-w", "1", "--max-time", "20ms", "--repeat", "2", "-o", out, tc.flag}
+			"-b", "8", "-e", "64", "-f", "8", "-n", "3", "-w", "1", "--max-time", "20ms", "--repeat", "2", "--output", out, tc.flag}
 		code, stdout, stderr := runCLI(args...)
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", tc.flag, code, stderr)
@@ -165,7 +165,7 @@ func TestSweepInterleave(t *testing.T) {
 func TestSweepRowSizes(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "rows.jsonl")
 	args := []string{"sweep", "--colls", "allgather", "--ranks", "3", "--proto", "LL", "--algo", "Ring",
-		"-b", "8", "-e", "64", "-f", "8", "-n", "3", "-w", "1", "--max-time", "20ms", "-o", out}
+		"-b", "8", "-e", "64", "-f", "8", "-n", "3", "-w", "1", "--max-time", "20ms", "--output", out}
 	// 8 B is below a float per rank; 64 B records as 60 B.
 	if code, stdout, stderr := runCLI(args...); code != 0 || !strings.Contains(stdout, "2 points to measure") {
 		t.Fatalf("exit %d: %s%s", code, stdout, stderr)

@@ -34,7 +34,7 @@ func wantAll(t *testing.T, out string, want ...string) {
 func TestTableThenValidate(t *testing.T) {
 	dir := t.TempDir()
 	out, csv := filepath.Join(dir, "table.json"), filepath.Join(dir, "nccl_tuner.conf")
-	code, stdout, stderr := runCLI(append([]string{"table", "-o", out, "--nccl-csv", csv}, sweeps(t, "pass1")...)...)
+	code, stdout, stderr := runCLI(append([]string{"table", "--output", out, "--nccl-csv", csv}, sweeps(t, "pass1")...)...)
 	if code != 0 {
 		t.Fatalf("table: exit %d: %s", code, stderr)
 	}
@@ -72,25 +72,25 @@ func TestTableThenValidate(t *testing.T) {
 		"table  : geomean regret", "default: geomean regret", "over 72 points")
 
 	// The same files again: refused without --force, written with it.
-	code, _, stderr = runCLI(append([]string{"table", "-o", out}, sweeps(t, "pass1")...)...)
+	code, _, stderr = runCLI(append([]string{"table", "--output", out}, sweeps(t, "pass1")...)...)
 	if code != 2 || !strings.Contains(stderr, out) || !strings.Contains(stderr, "--force") {
 		t.Errorf("overwrite without --force: exit %d, %s", code, stderr)
 	}
-	code, _, stderr = runCLI(append([]string{"table", "--force", "-o", out, "--nccl-csv", csv}, sweeps(t, "pass1")...)...)
+	code, _, stderr = runCLI(append([]string{"table", "--force", "--output", out, "--nccl-csv", csv}, sweeps(t, "pass1")...)...)
 	if code != 0 {
 		t.Errorf("overwrite with --force: exit %d, %s", code, stderr)
 	}
 }
 
-// The models of `tune fit -o` can stand in for fitting.
+// The models of `tune fit --output` can stand in for fitting.
 func TestTableFromModels(t *testing.T) {
 	dir := t.TempDir()
 	models, out := filepath.Join(dir, "m.json"), filepath.Join(dir, "t.json")
 	in := sweeps(t, "pass1")[:1]
-	if code, _, stderr := runCLI(append([]string{"fit", "-o", models}, in...)...); code != 0 {
+	if code, _, stderr := runCLI(append([]string{"fit", "--output", models}, in...)...); code != 0 {
 		t.Fatalf("fit: exit %d: %s", code, stderr)
 	}
-	code, stdout, stderr := runCLI(append([]string{"table", "--models", models, "--tie", "5%", "-o", out}, in...)...)
+	code, stdout, stderr := runCLI(append([]string{"table", "--models", models, "--tie", "5%", "--output", out}, in...)...)
 	if code != 0 {
 		t.Fatalf("table --models: exit %d: %s", code, stderr)
 	}
@@ -116,7 +116,7 @@ func TestTableValidateBadInput(t *testing.T) {
 		args []string
 		want string // in stderr
 	}{
-		{"table without files", []string{"table", "-o", filepath.Join(dir, "t.json")}, "no input files"},
+		{"table without files", []string{"table", "--output", filepath.Join(dir, "t.json")}, "no input files"},
 		{"table of junk", []string{"table", junk}, junk},
 		{"table of a missing file", []string{"table", filepath.Join(dir, "none.jsonl")}, "none.jsonl"},
 		{"bad --tie", []string{"table", "--tie", "lots", one}, "--tie"},
