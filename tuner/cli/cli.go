@@ -4,6 +4,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/gccl/gccl/perf"
 	"io"
 	"math"
 	"os"
@@ -33,7 +34,7 @@ commands:
   gate        regression gate: compare a candidate with a baseline (exit 0 pass, 1 regression, 2 bad input)
   baseline    record result files as a new baseline for gate
 
-Run "tune <command> --help" for a command's flags.
+Run "tune <command> --help" for a command's flags; "tune --version" prints the version.
 `
 
 // Exit codes: 0 success, 2 bad input or usage.
@@ -65,6 +66,9 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return baselineCmd(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, Usage)
+		return exitOK
+	case "--version", "version":
+		fmt.Fprintln(stdout, perf.VersionLine("tune"))
 		return exitOK
 	}
 	if strings.HasPrefix(args[0], "-") {

@@ -129,3 +129,11 @@ func TestOutputFlag(t *testing.T) {
 		t.Errorf("tune fit --out: exit %d, %q", code, stderr)
 	}
 }
+
+// tune --version prints one line naming gccl's version.
+func TestVersion(t *testing.T) {
+	code, stdout, _ := runCLI("--version")
+	if code != exitOK || !strings.HasPrefix(stdout, "tune: gccl ") || strings.Count(stdout, "\n") != 1 {
+		t.Errorf("tune --version: exit %d, %q", code, stdout)
+	}
+}
