@@ -13,6 +13,7 @@ import (
 
 	"github.com/gccl/gccl/lib/ccl"
 	"github.com/gccl/gccl/lib/exact"
+	"github.com/gccl/gccl/lib/proto"
 	"github.com/gccl/gccl/lib/reduce"
 	"github.com/gccl/gccl/results"
 )
@@ -476,6 +477,9 @@ func parseBuffSizes(s string) ([]int64, error) {
 		n, err := parseSize(f)
 		if err != nil || n <= 0 {
 			return nil, usagef("invalid --buffsize %q: want sizes such as 1M,4M", f)
+		}
+		if err := proto.ValidateBuffSize(proto.Simple, int(n)); err != nil {
+			return nil, usagef("invalid --buffsize %q: %v", f, err)
 		}
 		out = append(out, n)
 	}

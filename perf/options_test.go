@@ -253,6 +253,7 @@ func TestUsageErrors(t *testing.T) {
 		{AllReduce, []string{"--nchannels", "65"}, []string{"--nchannels", `"65"`, "from 1 to 64"}},
 		{AllReduce, []string{"--nchannels", "1,x"}, []string{"--nchannels", `"x"`}},
 		{AllReduce, []string{"--buffsize", "0"}, []string{"--buffsize", `"0"`}},
+		{AllReduce, []string{"--buffsize", "3"}, []string{"--buffsize", `"3"`, "multiple of 4096"}},
 		{Broadcast, []string{"-g", "2", "-r", "2"}, []string{"-r/--root", `"2"`, "from 0 to 1", "-1/all"}},
 		{Reduce, []string{"-g", "3", "-r", "-2"}, []string{"-r/--root", `"-2"`, "from 0 to 2"}},
 		{Gather, []string{"-r", "abc"}, []string{"-r/--root", `"abc"`}},
