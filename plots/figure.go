@@ -11,8 +11,9 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// Figure is one image: a title, panels stacked on a shared size axis, and
-// a legend to the right of them, outside the data.
+// Figure is one image: a title, panels, and a legend to the right of
+// them, outside the data. The panels lie in a grid of cells (small
+// multiples), each cell a stack of panels on a shared size axis.
 type Figure struct {
 	Title    string
 	Subtitle string
@@ -20,14 +21,24 @@ type Figure struct {
 	// configuration in one set only); the figure is drawn without it.
 	Warnings []string
 
-	panels []panel
+	cells  [][]panel
 	legend []legendEntry
 }
 
-// panel is one plot of the stack; weight is its share of the height.
+// panel is one plot of a cell; weight is its share of the cell's height.
 type panel struct {
 	p      *plot.Plot
 	weight float64
+	// xLabel and yLabel are the axis titles, drawn on the outer panels of
+	// the grid only.
+	xLabel, yLabel string
+	// fit sets the axes' ticks for a data area of w x h, so that their
+	// labels never overlap; nil keeps them.
+	fit func(w, h vg.Length)
+	// title is the panel's title, cut short to its width when drawn.
+	title string
+	// xTitled says the layout writes xLabel under this panel.
+	xTitled bool
 }
 
 // legendEntry is a legend line: thumbnails drawn over each other, then the
@@ -37,9 +48,16 @@ type legendEntry struct {
 	thumbs []plot.Thumbnailer
 }
 
-func (f *Figure) addPanel(p *plot.Plot, weight float64) {
-	f.panels = append(f.panels, panel{p, weight})
+// addPanel adds a panel to the last cell (the first, when there is none).
+func (f *Figure) addPanel(pn panel) {
+	if len(f.cells) == 0 {
+		f.newCell()
+	}
+	f.cells[len(f.cells)-1] = append(f.cells[len(f.cells)-1], pn)
 }
+
+// newCell starts a cell of the grid.
+func (f *Figure) newCell() { f.cells = append(f.cells, nil) }
 
 func (f *Figure) addLegend(name string, thumbs ...plot.Thumbnailer) {
 	f.legend = append(f.legend, legendEntry{name, thumbs})
@@ -54,64 +72,104 @@ const (
 	columnGap  = 10
 )
 
+// Text sizes the title and subtitle may shrink to, largest first, and
+// the lines they may wrap into.
+var (
+	titleSizes    = []vg.Length{titleSize, 12, 11, 10, 9}
+	subtitleSizes = []vg.Length{subtitleSize, 9, 8.5, 8, 7.5, 7}
+)
+
+const (
+	titleLines    = 2
+	subtitleLines = 2
+)
+
 // Draw draws the figure on c.
 func (f *Figure) Draw(c draw.Canvas) {
 	c.SetColor(color.White)
 	c.Fill(c.Rectangle.Path())
 	c = draw.Crop(c, margin, -margin, margin, -margin)
 
-	for _, t := range []struct {
-		s     string
-		style text.Style
-	}{{f.Title, textStyle(sansBold, titleSize, color.Black)}, {f.Subtitle, textStyle(sans, subtitleSize, textGrey)}} {
-		if t.s == "" {
-			continue
-		}
+	for _, t := range f.headings(c.Max.X - c.Min.X) {
 		t.style.XAlign, t.style.YAlign = draw.XCenter, draw.YTop
-		c.FillText(t.style, vg.Point{X: c.Center().X, Y: c.Max.Y}, t.s)
-		c.Max.Y -= t.style.Rectangle(t.s).Size().Y + 3
+		for _, l := range t.lines {
+			c.FillText(t.style, vg.Point{X: c.Center().X, Y: c.Max.Y}, l)
+			c.Max.Y -= t.style.Rectangle(l).Size().Y
+		}
+		c.Max.Y -= 3
 	}
 	c.Max.Y -= 4
 
-	if l := f.layoutLegend(c); len(l.entries) > 0 {
+	if len(f.cells) == 0 {
+		return
+	}
+	cols := 0 // the layout's choice
+	if l, slot, n, ok := f.legendSlot(c); ok {
+		// The grid's last row has room: the legend goes there and the
+		// panels take the whole width.
+		f.drawLegend(slot, l)
+		cols = n
+	} else if l, ok := f.legendBelow(c); ok {
+		// A narrow page: the legend goes under the panels, which keep
+		// the width.
+		leg := c
+		leg.Min.X = c.Center().X - l.width()/2
+		leg.Max.Y = c.Min.Y + vg.Length(l.rows)*l.entryH
+		f.drawLegend(leg, l)
+		c.Min.Y = leg.Max.Y + legendGap
+	} else if l := f.layoutLegend(c); len(l.entries) > 0 {
 		leg := c
 		leg.Min.X = c.Max.X - l.width()
 		f.drawLegend(leg, l)
 		c.Max.X -= l.width() + legendGap
 	}
-	f.drawPanels(c)
+	g := layoutCells(c, f.cells, cols)
+	for i, cell := range f.cells {
+		for k, pn := range cell {
+			pn.p.Draw(g.canvases[i][k])
+		}
+	}
+	for _, t := range g.titles {
+		drawAxisTitle(c, t)
+	}
 }
 
-// drawPanels stacks the panels by weight and aligns their data areas, so
-// that one size lies at one x in every panel.
-func (f *Figure) drawPanels(c draw.Canvas) {
-	total := 0.0
-	for _, p := range f.panels {
-		total += p.weight
+// axisTitleSizes are the sizes an axis title may shrink to.
+var axisTitleSizes = []vg.Length{axisSize, 9, 8, 7}
+
+// drawAxisTitle writes an axis title along its axis, centred on the
+// data as far as its room allows.
+func drawAxisTitle(c draw.Canvas, t axisTitle) {
+	sty, lines := fitText(sans, axisTitleSizes, color.Black, t.text, t.hi-t.lo, 1)
+	half := sty.Width(lines[0]) / 2
+	sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
+	if t.vertical {
+		sty.Rotation = math.Pi / 2
+		c.FillText(sty, vg.Point{X: t.at.X, Y: min(max(t.at.Y, t.lo+half), t.hi-half)}, lines[0])
+		return
 	}
-	avail := c.Max.Y - c.Min.Y - vg.Length(len(f.panels)-1)*panelGap
-	cs := make([]draw.Canvas, len(f.panels))
-	top := c.Max.Y
-	for i, p := range f.panels {
-		h := avail * vg.Length(p.weight/total)
-		cs[i] = c
-		cs[i].Max.Y, cs[i].Min.Y = top, top-h
-		top -= h + panelGap
+	c.FillText(sty, vg.Point{X: min(max(t.at.X, t.lo+half), t.hi-half), Y: t.at.Y}, lines[0])
+}
+
+// heading is the title or the subtitle set in lines.
+type heading struct {
+	style text.Style
+	lines []string
+}
+
+// headings fits the title and subtitle to the width: wrapped, shrunk,
+// cut short as a last resort.
+func (f *Figure) headings(width vg.Length) []heading {
+	var out []heading
+	if f.Title != "" {
+		s, l := fitText(sansBold, titleSizes, color.Black, f.Title, width, titleLines)
+		out = append(out, heading{s, l})
 	}
-	// Align: every panel's data area starts at the largest left inset and
-	// ends at the largest right inset.
-	var left, right vg.Length
-	for i, p := range f.panels {
-		d := p.p.DataCanvas(cs[i])
-		left = max(left, d.Min.X-cs[i].Min.X)
-		right = max(right, cs[i].Max.X-d.Max.X)
+	if f.Subtitle != "" {
+		s, l := fitText(sans, subtitleSizes, textGrey, f.Subtitle, width, subtitleLines)
+		out = append(out, heading{s, l})
 	}
-	for i, p := range f.panels {
-		d := p.p.DataCanvas(cs[i])
-		cs[i].Min.X += left - (d.Min.X - cs[i].Min.X)
-		cs[i].Max.X -= right - (cs[i].Max.X - d.Max.X)
-		p.p.Draw(cs[i])
-	}
+	return out
 }
 
 // maxLegendShare is the most of the figure's width the legend may take;
@@ -146,12 +204,9 @@ func (l legendLayout) width() vg.Length {
 // the smallest with the entries that do not fit summed up in a last one.
 func (f *Figure) layoutLegend(c draw.Canvas) legendLayout {
 	maxW := vg.Length(maxLegendShare) * (c.Max.X - c.Min.X)
-	var l legendLayout
-	for _, size := range legendSizes {
-		l = layoutAt(f.legend, c.Max.Y-c.Min.Y, size)
-		if l.width() <= maxW {
-			return l
-		}
+	l, ok := fitLegend(f.legend, maxW, c.Max.Y-c.Min.Y)
+	if ok {
+		return l
 	}
 	// Still too wide: keep the columns that fit, the last line saying
 	// how many entries are left out.
@@ -164,6 +219,74 @@ func (f *Figure) layoutLegend(c draw.Canvas) legendLayout {
 		l = layoutAt(append(append([]legendEntry(nil), l.entries[:keep]...), more), c.Max.Y-c.Min.Y, l.style.Font.Size)
 	}
 	return l
+}
+
+// fitLegend lays the entries out in a width and height at the largest
+// text size that fits; ok is false when none does (l is at the
+// smallest).
+func fitLegend(entries []legendEntry, maxW, height vg.Length) (l legendLayout, ok bool) {
+	for _, size := range legendSizes {
+		l = layoutAt(entries, height, size)
+		if l.width() <= maxW {
+			return l, true
+		}
+	}
+	return l, false
+}
+
+// legendSlot finds room for the whole legend in the empty cells that end
+// a grid of small multiples: the canvas to draw it on and the grid's
+// columns. It tries the columns the grid would have at full width, then
+// those it would have beside a legend on the right.
+func (f *Figure) legendSlot(c draw.Canvas) (legendLayout, draw.Canvas, int, bool) {
+	n := len(f.cells)
+	if n < 2 || len(f.legend) == 0 {
+		return legendLayout{}, c, 0, false
+	}
+	W, H := c.Max.X-c.Min.X, c.Max.Y-c.Min.Y
+	beside := W - f.layoutLegend(c).width() - legendGap
+	for _, cols := range []int{gridColumns(f.cells, W, H), gridColumns(f.cells, beside, H)} {
+		rows := (n + cols - 1) / cols
+		empty := rows*cols - n
+		if empty == 0 {
+			continue
+		}
+		slot := c
+		slot.Min.X = c.Min.X + W*vg.Length(cols-empty)/vg.Length(cols) + 2*legendGap
+		slot.Max.Y = c.Min.Y + H/vg.Length(rows) - legendGap
+		if l, ok := fitLegend(f.legend, slot.Max.X-slot.Min.X, slot.Max.Y-slot.Min.Y); ok {
+			return l, slot, cols, true
+		}
+	}
+	return legendLayout{}, c, 0, false
+}
+
+// Shares of a page a legend may take: beside the panels before it goes
+// under them, and under them.
+const (
+	besideShare = 0.3
+	belowShare  = 0.3
+)
+
+// legendBelow lays the legend out under the panels when, beside them, it
+// would take more than besideShare of the width: in as few rows as fit
+// the width, at the largest text size whose rows take at most belowShare
+// of the height.
+func (f *Figure) legendBelow(c draw.Canvas) (legendLayout, bool) {
+	W, H := c.Max.X-c.Min.X, c.Max.Y-c.Min.Y
+	if len(f.legend) == 0 || f.layoutLegend(c).width() <= besideShare*W {
+		return legendLayout{}, false
+	}
+	for _, size := range legendSizes {
+		entryH := layoutAt(nil, 0, size).entryH
+		for rows := 1; rows <= len(f.legend) && vg.Length(rows)*entryH <= belowShare*H; rows++ {
+			l := layoutAt(f.legend, vg.Length(rows)*entryH+entryH/2, size)
+			if l.width() <= W {
+				return l, true
+			}
+		}
+	}
+	return legendLayout{}, false
 }
 
 // layoutAt lays entries out in columns of the height at one text size.
@@ -223,18 +346,26 @@ func (s swatch) Thumbnail(c *draw.Canvas) {
 	c.Fill(r.Path())
 }
 
-// lineThumb is a legend thumbnail: a horizontal line, optionally with a
-// glyph in its middle.
+// lineThumb is a legend thumbnail: a line (horizontal, or vertical for
+// an error bar; none when its width is 0), optionally with a glyph in its
+// middle.
 type lineThumb struct {
-	line  draw.LineStyle
-	glyph *draw.GlyphStyle
+	line     draw.LineStyle
+	glyph    *draw.GlyphStyle
+	vertical bool
 }
 
 func (t lineThumb) Thumbnail(c *draw.Canvas) {
-	y := c.Center().Y
-	c.StrokeLine2(t.line, c.Min.X, y, c.Max.X, y)
+	m := c.Center()
+	switch {
+	case t.line.Width <= 0:
+	case t.vertical:
+		c.StrokeLine2(t.line, m.X, c.Min.Y, m.X, c.Max.Y)
+	default:
+		c.StrokeLine2(t.line, c.Min.X, m.Y, c.Max.X, m.Y)
+	}
 	if t.glyph != nil {
-		c.DrawGlyphNoClip(*t.glyph, c.Center())
+		c.DrawGlyphNoClip(*t.glyph, m)
 	}
 }
 
