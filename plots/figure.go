@@ -23,6 +23,9 @@ type Figure struct {
 
 	cells  [][]panel
 	legend []legendEntry
+	// ratioSteps are a comparison's threshold band, as its ratio panels
+	// draw it.
+	ratioSteps []ThresholdStep
 }
 
 // panel is one plot of a cell; weight is its share of the cell's height.

@@ -1,9 +1,13 @@
 package plots
 
 import (
+	"image/color"
 	"math"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/gccl/gccl/ci"
 	"github.com/gccl/gccl/results"
@@ -172,5 +176,63 @@ func TestThresholdSteps(t *testing.T) {
 	// 512 B and 1 KiB straddle the 1K edge: the step is halfway.
 	if steps[1].X0 != 9.5 {
 		t.Errorf("1K step at %v, want 9.5", steps[1].X0)
+	}
+}
+
+// The comparison figure shades the gate's band of each size band and
+// marks what the gate calls regressions.
+func TestCompareFigureGate(t *testing.T) {
+	th, _ := ci.ParseThresholds("8B-64K=15%,64K-=5%")
+	base := sweep(pow2s(3, 20), 1, cfg("Ring", "LL", 1))
+	cand := faster(base, 1/1.1)
+	fig, err := CompareFigure(Set{"base", base}, Set{"cand", cand}, Options{Thresholds: &th})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range pow2s(3, 20) {
+		want, _ := th.For(b)
+		for _, s := range fig.ratioSteps {
+			if s.X0 < X(b) && X(b) < s.X1 && s.Frac != want {
+				t.Errorf("%d B: band ±%g, the gate's threshold %g", b, s.Frac, want)
+			}
+		}
+	}
+	var legend []string
+	for _, e := range fig.legend {
+		legend = append(legend, e.name)
+	}
+	l := strings.Join(legend, "|")
+	if !strings.Contains(l, "gate threshold "+th.String()) || !strings.Contains(l, "gate: regression") {
+		t.Errorf("legend %q", l)
+	}
+
+	// Drawn, the band's edges are the thresholds: inside them its shade,
+	// outside none.
+	p := newPlot()
+	setSizeAxis(p, 3, 20, true)
+	setLinearAxis(p, 0.6, 1.4, 5)
+	addSteps(p, fig.ratioSteps)
+	c := canvasOf(Page{Width: 6 * vg.Inch, Height: 4 * vg.Inch, DPI: 100})
+	img := c.Canvas.(*vgimg.Canvas)
+	p.Draw(c)
+	d := p.DataCanvas(c)
+	tx, ty := p.Transforms(&d)
+	inside := func(x, y float64) bool {
+		px, py := tx(x), ty(y)
+		// Image rows run down from the top; points run up.
+		col := color.RGBAModel.Convert(img.Image().At(int(px/72*100), int((c.Max.Y-py)/72*100))).(color.RGBA)
+		return col != color.RGBA{255, 255, 255, 255} && col.G > col.R // the band's green
+	}
+	for _, tc := range []struct {
+		bytes int64
+		frac  float64
+	}{{64, 0.15}, {4 << 10, 0.15}, {256 << 10, 0.05}} {
+		x := X(tc.bytes)
+		if !inside(x, 1+tc.frac-0.01) || !inside(x, 1-tc.frac+0.01) {
+			t.Errorf("%d B: no shade just inside ±%g", tc.bytes, tc.frac)
+		}
+		if inside(x, 1+tc.frac+0.01) || inside(x, 1-tc.frac-0.01) {
+			t.Errorf("%d B: shade beyond ±%g", tc.bytes, tc.frac)
+		}
 	}
 }

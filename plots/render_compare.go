@@ -92,6 +92,7 @@ func CompareFigure(base, cand Set, o Options) (*Figure, error) {
 		sizes = append(sizes, r.Bytes)
 	}
 	bands := ThresholdSteps(th, sizes, xlo, xhi)
+	fig.ratioSteps = bands
 	ratioLabel := "ratio"
 	if !o.Metric.HigherIsBetter() {
 		ratioLabel = "time ratio"

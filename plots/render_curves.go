@@ -108,6 +108,11 @@ func CurvesFigure(recs []results.Record, o Options) (*Figure, error) {
 	}
 	if spread {
 		fig.addLegend("shaded: "+curves[0].Spread.Legend(), swatch{spreadShade(color.Black)})
+		if !o.Median {
+			// The band is of iterations; say what the line is, since it
+			// need not be inside it.
+			fig.Subtitle += "; lines: reported mean times"
+		}
 	}
 	if len(fitPts) > 0 {
 		fig.addLegend("fitted model", lineThumb{line: draw.LineStyle{Color: color.Black, Width: vg.Points(1.1), Dashes: fitDashes}})

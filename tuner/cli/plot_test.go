@@ -107,6 +107,27 @@ func TestPlotComparison(t *testing.T) {
 	}
 }
 
+// --threshold takes tune gate's size bands, parsed by the gate's parser:
+// what the gate refuses, the plot refuses with the gate's reason.
+func TestPlotComparisonGateThresholds(t *testing.T) {
+	dir := t.TempDir()
+	plotOK(t, filepath.Join(dir, "bands.png"), "--baseline", plotPass1, "--threshold", "8B-64K=15%,64K-=5%", plotPass2)
+	for _, c := range []struct{ thr, want string }{
+		{"8B-64K=15%", "no threshold for a size"},
+		{"8B-64K", "invalid threshold"},
+		{"64K-=5%,1M-=3%", "overlap"},
+	} {
+		code, _, stderr := runCLI("plot", "-o", filepath.Join(dir, "x.png"), "--baseline", plotPass1, "--threshold", c.thr, plotPass2)
+		if code != exitBad || !strings.Contains(stderr, c.want) {
+			t.Errorf("plot --threshold %s: exit %d, %q; want %q", c.thr, code, stderr, c.want)
+		}
+		code, _, stderr = runCLI("gate", "--baseline", plotPass1, "--candidate", plotPass2, "--threshold", c.thr)
+		if code != exitBad || !strings.Contains(stderr, c.want) {
+			t.Errorf("gate --threshold %s: exit %d, %q; want %q too", c.thr, code, stderr, c.want)
+		}
+	}
+}
+
 func TestPlotWinners(t *testing.T) {
 	dir := t.TempDir()
 	table := filepath.Join(dir, "table.json")
