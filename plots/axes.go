@@ -19,20 +19,26 @@ const (
 const sizeAxisLabel = "message size (bytes, log2)"
 
 // setSizeAxis makes p's x axis a log2 size axis over [lo, hi], its tick
-// labels hidden unless labelled (a panel stacked over another). It
+// labels left out unless labelled (a panel stacked over another). It
 // returns the axis' fit: as many labelled ticks as the data area's width
 // holds without their labels touching.
 func setSizeAxis(p *plot.Plot, lo, hi float64, labelled bool) func(w vg.Length) {
 	p.X.Min, p.X.Max = lo, hi
-	p.X.Tick.Marker = ticker(SizeTicks(lo, hi, maxSizeLabels))
-	if !labelled {
-		p.X.Tick.Label.Color = color.Transparent
+	set := func(n int) {
+		ts := SizeTicks(lo, hi, n)
+		if !labelled {
+			// No labels take no room: the panel below labels the axis.
+			for i := range ts {
+				ts[i].Label = ""
+			}
+		}
+		p.X.Tick.Marker = ticker(ts)
 	}
+	set(maxSizeLabels)
 	return func(w vg.Length) {
 		// The widest labels are four characters: "256K", "512B".
 		lw := textStyle(sans, tickSize, color.Black).Width("512K") + vg.Points(8)
-		n := min(maxSizeLabels, max(2, 1+int(w/lw)))
-		p.X.Tick.Marker = ticker(SizeTicks(lo, hi, n))
+		set(min(maxSizeLabels, max(2, 1+int(w/lw))))
 	}
 }
 

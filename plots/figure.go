@@ -112,19 +112,24 @@ func (f *Figure) Draw(c draw.Canvas) {
 		// panels take the whole width.
 		f.drawLegend(slot, l)
 		cols = n
-	} else if l, ok := f.legendBelow(c); ok {
-		// A narrow page: the legend goes under the panels, which keep
-		// the width.
-		leg := c
-		leg.Min.X = c.Center().X - l.width()/2
-		leg.Max.Y = c.Min.Y + vg.Length(l.rows)*l.entryH
-		f.drawLegend(leg, l)
-		c.Min.Y = leg.Max.Y + legendGap
 	} else if l := f.layoutLegend(c); len(l.entries) > 0 {
-		leg := c
-		leg.Min.X = c.Max.X - l.width()
-		f.drawLegend(leg, l)
-		c.Max.X -= l.width() + legendGap
+		right := c
+		right.Max.X -= l.width() + legendGap
+		under, below, ok := f.legendBelow(c)
+		if ok && smallestPanel(layoutCells(under, f.cells, 0)) > smallestPanel(layoutCells(right, f.cells, 0)) {
+			// A narrow page: the legend goes under the panels, which
+			// keep the width.
+			leg := c
+			leg.Min.X = c.Center().X - below.width()/2
+			leg.Max.Y = under.Min.Y - legendGap
+			f.drawLegend(leg, below)
+			c = under
+		} else {
+			leg := c
+			leg.Min.X = right.Max.X + legendGap
+			f.drawLegend(leg, l)
+			c = right
+		}
 	}
 	g := layoutCells(c, f.cells, cols)
 	for i, cell := range f.cells {
@@ -274,22 +279,34 @@ const (
 // legendBelow lays the legend out under the panels when, beside them, it
 // would take more than besideShare of the width: in as few rows as fit
 // the width, at the largest text size whose rows take at most belowShare
-// of the height.
-func (f *Figure) legendBelow(c draw.Canvas) (legendLayout, bool) {
+// of the height. It returns the canvas left above it for the panels.
+func (f *Figure) legendBelow(c draw.Canvas) (draw.Canvas, legendLayout, bool) {
 	W, H := c.Max.X-c.Min.X, c.Max.Y-c.Min.Y
 	if len(f.legend) == 0 || f.layoutLegend(c).width() <= besideShare*W {
-		return legendLayout{}, false
+		return c, legendLayout{}, false
 	}
 	for _, size := range legendSizes {
 		entryH := layoutAt(nil, 0, size).entryH
 		for rows := 1; rows <= len(f.legend) && vg.Length(rows)*entryH <= belowShare*H; rows++ {
 			l := layoutAt(f.legend, vg.Length(rows)*entryH+entryH/2, size)
 			if l.width() <= W {
-				return l, true
+				above := c
+				above.Min.Y += vg.Length(rows)*entryH + legendGap
+				return above, l, true
 			}
 		}
 	}
-	return legendLayout{}, false
+	return c, legendLayout{}, false
+}
+
+// smallestPanel is the data area of the smallest panel of a layout: what
+// a legend's place is chosen to make largest.
+func smallestPanel(g gridLayout) vg.Length {
+	h := vg.Length(math.Inf(1))
+	for _, x := range g.dataH {
+		h = min(h, x)
+	}
+	return g.dataW * h
 }
 
 // layoutAt lays entries out in columns of the height at one text size.

@@ -83,7 +83,13 @@ func WinnersFigure(maps []ShapeMap, o WinnerOptions) (*Figure, error) {
 			}
 		}
 		p.Add(b)
-		fig.addPanel(panel{p: p, weight: 1, xLabel: sizeAxisLabel, fit: func(w, _ vg.Length) { fx(w) }, title: p.Title.Text})
+		fig.addPanel(panel{p: p, weight: 1, xLabel: sizeAxisLabel, fit: func(w, h vg.Length) {
+			fx(w)
+			// The row names shrink with a short panel so they do not run
+			// into each other.
+			row := h * vg.Length((measuredHi-measuredLo)/rowsMax)
+			p.Y.Tick.Label.Font.Size = min(tickSize, max(5, row/1.25))
+		}, title: p.Title.Text})
 	}
 
 	keys := make([]string, 0, len(colors))
