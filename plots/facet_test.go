@@ -143,3 +143,22 @@ func TestStylesDistinct(t *testing.T) {
 		}
 	}
 }
+
+// A comparison of twelve configurations: a curves panel over a ratio
+// panel for each protocol.
+func TestCompareFacets(t *testing.T) {
+	base := configs([]string{"Ring", "Tree"}, []string{"LL", "LL128", "Simple"}, []int{1, 2})
+	fig, err := CompareFigure(Set{"base", base}, Set{"cand", faster(base, 1.02)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fig.cells) != 3 {
+		t.Fatalf("%d cells, want 3", len(fig.cells))
+	}
+	for _, cell := range fig.cells {
+		if len(cell) != 2 || !strings.HasPrefix(cell[0].p.Title.Text, "protocol ") || cell[1].yLabel != "ratio" {
+			t.Errorf("cell of %d panels, %q over %q", len(cell), cell[0].p.Title.Text, cell[len(cell)-1].yLabel)
+		}
+	}
+	checkPNG(t, render(t, fig, "png", DefaultPage), DefaultPage, curveColor(0), curveColor(3))
+}

@@ -123,20 +123,40 @@ func Gate(pairs []Pair, opt ci.Options) ([]Pair, []string, error) {
 			warns = append(warns, fmt.Sprintf("%s: %v", p.Label, err))
 			continue
 		}
-		undefined := 0
 		for _, c := range rep.Comparisons {
 			if !(c.Ratio > 0) || math.IsInf(c.Ratio, 0) {
-				undefined++ // a bandwidth printed as 0.00 on a side
 				continue
 			}
 			out[i].Ratio = append(out[i].Ratio, GatePoint{Bytes: c.Key.Size, Ratio: c.Ratio, Lo: c.RatioLo, Hi: c.RatioHi, Threshold: c.Threshold, Verdict: c.Verdict})
 		}
 		sort.SliceStable(out[i].Ratio, func(a, b int) bool { return out[i].Ratio[a].Bytes < out[i].Ratio[b].Bytes })
-		if undefined > 0 {
-			warns = append(warns, fmt.Sprintf("%s: %d sizes without a ratio (a side's %s is 0: printed as 0.00)", p.Label, undefined, opt.Metric))
+		// The gate skips records without the metric, and a ratio of 0
+		// says nothing: say so rather than leave a gap unexplained.
+		if common := commonSizes(p.Base, p.Cand); len(out[i].Ratio) < common {
+			why := ""
+			if opt.Metric == ci.BusBW {
+				why = " (a bandwidth printed as 0.00)"
+			}
+			warns = append(warns, fmt.Sprintf("%s: %d of the %d sizes both sides measured have no ratio: the gate finds no usable %s there%s",
+				p.Label, common-len(out[i].Ratio), common, opt.Metric, why))
 		}
 	}
 	return out, warns, nil
+}
+
+// commonSizes counts the sizes both curves measured.
+func commonSizes(a, b Curve) int {
+	in := map[int64]bool{}
+	for _, p := range a.Points {
+		in[p.Bytes] = true
+	}
+	n := 0
+	for _, p := range b.Points {
+		if in[p.Bytes] {
+			n++
+		}
+	}
+	return n
 }
 
 // rekey gives the candidate's records the configuration and shape of

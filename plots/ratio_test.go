@@ -236,3 +236,20 @@ func TestCompareFigureGate(t *testing.T) {
 		}
 	}
 }
+
+// Sizes the gate cannot compare (a bandwidth printed as 0.00) are left
+// out of the ratio panel, and said so.
+func TestGateZeroBandwidth(t *testing.T) {
+	base := sweep(pow2s(3, 6), 1, cfg("Ring", "LL", 1))
+	base[0].BusBw = 0
+	bc, _ := BuildCurves(base, CurveOptions{By: CompareBy})
+	cc, _ := BuildCurves(sweep(pow2s(3, 6), 1, cfg("Ring", "LL", 1)), CurveOptions{By: CompareBy})
+	ps, _ := Pairs(bc, cc)
+	ps, warns, err := Gate(ps, GateOptions(BusBW, ci.Uniform(0.05)))
+	if err != nil || len(ps[0].Ratio) != 3 || ps[0].Ratio[0].Bytes != 16 {
+		t.Fatalf("ratios %+v, %v", ps, err)
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0], "1 of the 4 sizes both sides measured have no ratio") {
+		t.Errorf("warnings %q", warns)
+	}
+}

@@ -94,8 +94,10 @@ func TestPlotComparison(t *testing.T) {
 	dir := t.TempDir()
 	plotOK(t, filepath.Join(dir, "cmp.png"), "--baseline", plotPass1, "--threshold", "10%", plotPass2)
 	// Our run against an nccl-tests log tagged with its configuration.
+	// Its smallest sizes print a busBW of 0.00, which the gate cannot
+	// compare: the one note.
 	_, stderr := plotOK(t, filepath.Join(dir, "cmp.svg"), "--baseline", ncclText+"@algo=Ring,proto=Simple,channels=1", "--where", "algo=Ring,proto=Simple,nch=1", plotPass2)
-	if stderr != "" {
+	if strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "sizes both sides measured have no ratio") {
 		t.Errorf("stderr %q", stderr)
 	}
 	// Configurations on one side only are notes.
