@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/gccl/gccl/ci"
 	"github.com/gccl/gccl/plots"
 	"github.com/gccl/gccl/results"
 )
@@ -36,13 +37,18 @@ func checkPlotFile(o *Options) error {
 	return nil
 }
 
-// keepForPlot keeps a record for the plot, without its per-iteration
-// times (the plot does not use them; a long --precision run has many).
+// plotIterSamples bounds the per-iteration times a record keeps for the
+// plot's interquartile band: a long --precision run has many, and 100
+// evenly spaced order statistics give the same quartiles.
+const plotIterSamples = 100
+
+// keepForPlot keeps a record for the plot, its per-iteration times
+// thinned.
 func (e *engine) keepForPlot(r results.Record) {
 	if e.o.Plot == "" {
 		return
 	}
-	r.IterTimesUs = nil
+	r.IterTimesUs = ci.Thin(r.IterTimesUs, plotIterSamples)
 	e.plotRecs = append(e.plotRecs, r)
 }
 

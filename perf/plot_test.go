@@ -8,8 +8,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gccl/gccl/results"
 )
 
 // --plot writes the busBW curves of the run it just did: a 1200x750 PNG,
@@ -81,5 +84,26 @@ func TestPlotRefusesToOverwrite(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(out); !bytes.HasPrefix(b, []byte("\x89PNG")) {
 		t.Error("--force did not write the plot")
+	}
+}
+
+// The records kept for the plot keep their iterations, thinned, so the
+// plot can shade their interquartile range.
+func TestPlotKeepsIterations(t *testing.T) {
+	e := &engine{o: &Options{Plot: "busbw.png"}}
+	var it []float64
+	for i := 0; i < 1000; i++ {
+		it = append(it, float64(1000-i))
+	}
+	e.keepForPlot(results.Record{IterTimesUs: it})
+	got := e.plotRecs[0].IterTimesUs
+	if len(got) != plotIterSamples || !slices.IsSorted(got) {
+		t.Fatalf("kept %d iterations (sorted: %v), want %d", len(got), slices.IsSorted(got), plotIterSamples)
+	}
+	if q1, q3 := got[len(got)/4], got[3*len(got)/4]; q1 < 240 || q1 > 260 || q3 < 740 || q3 > 760 {
+		t.Errorf("quartiles %v and %v, the run's are 250 and 750", q1, q3)
+	}
+	if len(it) != 1000 || it[0] != 1000 {
+		t.Error("the run's record was changed")
 	}
 }

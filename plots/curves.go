@@ -122,6 +122,9 @@ type Point struct {
 	// bandwidths at one size is the inverse ratio of their times, exact
 	// where nccl-tests' printed bandwidth is rounded to 0.00.
 	Us float64
+	// Spread is how the metric spread over the iterations of the records
+	// (the curve's SpreadKind); nil when they recorded none.
+	Spread *Interval
 }
 
 // Curve is one configuration's points, by increasing size.
@@ -141,6 +144,11 @@ type Curve struct {
 	BusFactor float64
 	// RefCopy is the mean copy bandwidth of the records (GB/s), 0 if none.
 	RefCopy float64
+	// Spread is what the points' Spread shows, the same for every curve
+	// of one BuildCurves.
+	Spread SpreadKind
+
+	recs []results.Record // the records pooled, for the gate's comparison
 }
 
 // ID is the curve's group as one string (for matching across sets).
@@ -191,12 +199,14 @@ func BuildCurves(recs []results.Record, o CurveOptions) ([]Curve, error) {
 		c      Curve
 		ys     map[int64][]float64
 		us     map[int64][]float64
+		spread map[int64]*spreadAcc
 		keys   map[tuner.Key]bool
 		bf     float64 // busbw/algbw of the record with the largest algbw
 		bfAlg  float64
 		refSum float64
 		refN   int
 	}
+	kind := spreadKind(placed(recs, o))
 	groups := map[string]*acc{}
 	var order []string
 	placed, valued := 0, 0
@@ -217,11 +227,19 @@ func BuildCurves(recs []results.Record, o CurveOptions) ([]Curve, error) {
 		id := strings.Join(g, "\x00")
 		a := groups[id]
 		if a == nil {
-			a = &acc{c: Curve{Group: g}, ys: map[int64][]float64{}, us: map[int64][]float64{}, keys: map[tuner.Key]bool{}}
+			a = &acc{c: Curve{Group: g, Spread: kind}, ys: map[int64][]float64{}, us: map[int64][]float64{},
+				spread: map[int64]*spreadAcc{}, keys: map[tuner.Key]bool{}}
 			groups[id] = a
 			order = append(order, id)
 		}
 		a.ys[r.Size] = append(a.ys[r.Size], v)
+		a.c.recs = append(a.c.recs, r)
+		if kind != NoSpread {
+			if a.spread[r.Size] == nil {
+				a.spread[r.Size] = &spreadAcc{}
+			}
+			a.spread[r.Size].add(o.Metric, kind, r)
+		}
 		if us, ok := Time.value(r, o.Median); ok {
 			a.us[r.Size] = append(a.us[r.Size], us)
 		}
@@ -252,6 +270,9 @@ func BuildCurves(recs []results.Record, o CurveOptions) ([]Curve, error) {
 			p := Point{Bytes: b, Y: median(ys), N: len(ys)}
 			if us := a.us[b]; len(us) > 0 {
 				p.Us = median(us)
+			}
+			if sp := a.spread[b]; sp != nil {
+				p.Spread = sp.interval(kind)
 			}
 			a.c.Points = append(a.c.Points, p)
 		}

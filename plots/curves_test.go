@@ -95,7 +95,7 @@ func TestBuildCurvesGrouping(t *testing.T) {
 		t.Errorf("key %+v ok=%v", last.Key, last.KeyOK)
 	}
 	ring := cs[1]
-	wantPts := []Point{{8, 2 * 8.0 / 1024, 1, 5.008}, {16, 2 * 16.0 / 1024, 1, 5.016}, {32, 2 * 32.0 / 1024, 1, 5.032}}
+	wantPts := []Point{{8, 2 * 8.0 / 1024, 1, 5.008, nil}, {16, 2 * 16.0 / 1024, 1, 5.016, nil}, {32, 2 * 32.0 / 1024, 1, 5.032, nil}}
 	if !reflect.DeepEqual(ring.Points, wantPts) {
 		t.Errorf("points %+v, want %+v", ring.Points, wantPts)
 	}

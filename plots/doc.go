@@ -3,10 +3,17 @@
 // models overlaid; two result sets compared with a ratio panel; and the
 // winner map of a sweep with a tuning table's thresholds.
 //
+// More curves than a panel takes are split into small multiples by
+// protocol or algorithm (facet.go); points carry their iterations' spread
+// (spread.go); a comparison's ratio panel is the regression gate's
+// (package ci) ratios, verdicts and size-band thresholds (ratio.go).
+//
 // The package has two layers. The data layer (fields.go, curves.go,
-// ticks.go, ratio.go, fit.go, winners.go, title.go) is pure: records in,
-// points, labels, ticks and bands out, unit-tested without drawing. The
-// rendering layer (figure.go, render_*.go, style.go, page.go) turns those
-// into gonum/plot plots and writes PNG, SVG or PDF. gonum/plot embeds its
-// fonts (Liberation), so rendering needs no installed fonts and no display.
+// spread.go, facet.go, ticks.go, ratio.go, fit.go, winners.go, title.go)
+// is pure: records in, points, labels, panels, ticks and bands out,
+// unit-tested without drawing. The rendering layer (figure.go, layout.go,
+// legend.go, axes.go, textfit.go, render_*.go, style.go, page.go) turns
+// those into gonum/plot plots laid out on a page and writes PNG, SVG or
+// PDF. gonum/plot embeds its fonts (Liberation), so rendering needs no
+// installed fonts and no display.
 package plots

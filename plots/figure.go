@@ -1,7 +1,6 @@
 package plots
 
 import (
-	"fmt"
 	"image/color"
 	"math"
 
@@ -11,8 +10,9 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// Figure is one image: a title, panels stacked on a shared size axis, and
-// a legend to the right of them, outside the data.
+// Figure is one image: a title, panels, and a legend outside them (see
+// legend.go). The panels lie in a grid of cells (small
+// multiples), each cell a stack of panels on a shared size axis.
 type Figure struct {
 	Title    string
 	Subtitle string
@@ -20,30 +20,39 @@ type Figure struct {
 	// configuration in one set only); the figure is drawn without it.
 	Warnings []string
 
-	panels []panel
+	cells  [][]panel
 	legend []legendEntry
+	// ratioSteps are a comparison's threshold band, as its ratio panels
+	// draw it.
+	ratioSteps []ThresholdStep
 }
 
-// panel is one plot of the stack; weight is its share of the height.
+// panel is one plot of a cell; weight is its share of the cell's height.
 type panel struct {
 	p      *plot.Plot
 	weight float64
+	// xLabel and yLabel are the axis titles, drawn on the outer panels of
+	// the grid only.
+	xLabel, yLabel string
+	// fit sets the axes' ticks for a data area of w x h, so that their
+	// labels never overlap; nil keeps them.
+	fit func(w, h vg.Length)
+	// title is the panel's title, cut short to its width when drawn.
+	title string
+	// xTitled says the layout writes xLabel under this panel.
+	xTitled bool
 }
 
-// legendEntry is a legend line: thumbnails drawn over each other, then the
-// name.
-type legendEntry struct {
-	name   string
-	thumbs []plot.Thumbnailer
+// addPanel adds a panel to the last cell (the first, when there is none).
+func (f *Figure) addPanel(pn panel) {
+	if len(f.cells) == 0 {
+		f.newCell()
+	}
+	f.cells[len(f.cells)-1] = append(f.cells[len(f.cells)-1], pn)
 }
 
-func (f *Figure) addPanel(p *plot.Plot, weight float64) {
-	f.panels = append(f.panels, panel{p, weight})
-}
-
-func (f *Figure) addLegend(name string, thumbs ...plot.Thumbnailer) {
-	f.legend = append(f.legend, legendEntry{name, thumbs})
-}
+// newCell starts a cell of the grid.
+func (f *Figure) newCell() { f.cells = append(f.cells, nil) }
 
 // Layout, in points.
 const (
@@ -54,188 +63,109 @@ const (
 	columnGap  = 10
 )
 
+// Text sizes the title and subtitle may shrink to, largest first, and
+// the lines they may wrap into.
+var (
+	titleSizes    = []vg.Length{titleSize, 12, 11, 10, 9}
+	subtitleSizes = []vg.Length{subtitleSize, 9, 8.5, 8, 7.5, 7}
+)
+
+const (
+	titleLines    = 2
+	subtitleLines = 2
+)
+
 // Draw draws the figure on c.
 func (f *Figure) Draw(c draw.Canvas) {
 	c.SetColor(color.White)
 	c.Fill(c.Rectangle.Path())
 	c = draw.Crop(c, margin, -margin, margin, -margin)
 
-	for _, t := range []struct {
-		s     string
-		style text.Style
-	}{{f.Title, textStyle(sansBold, titleSize, color.Black)}, {f.Subtitle, textStyle(sans, subtitleSize, textGrey)}} {
-		if t.s == "" {
-			continue
-		}
+	for _, t := range f.headings(c.Max.X - c.Min.X) {
 		t.style.XAlign, t.style.YAlign = draw.XCenter, draw.YTop
-		c.FillText(t.style, vg.Point{X: c.Center().X, Y: c.Max.Y}, t.s)
-		c.Max.Y -= t.style.Rectangle(t.s).Size().Y + 3
+		for _, l := range t.lines {
+			c.FillText(t.style, vg.Point{X: c.Center().X, Y: c.Max.Y}, l)
+			c.Max.Y -= t.style.Rectangle(l).Size().Y
+		}
+		c.Max.Y -= 3
 	}
 	c.Max.Y -= 4
 
-	if l := f.layoutLegend(c); len(l.entries) > 0 {
-		leg := c
-		leg.Min.X = c.Max.X - l.width()
-		f.drawLegend(leg, l)
-		c.Max.X -= l.width() + legendGap
+	if len(f.cells) == 0 {
+		return
 	}
-	f.drawPanels(c)
-}
-
-// drawPanels stacks the panels by weight and aligns their data areas, so
-// that one size lies at one x in every panel.
-func (f *Figure) drawPanels(c draw.Canvas) {
-	total := 0.0
-	for _, p := range f.panels {
-		total += p.weight
-	}
-	avail := c.Max.Y - c.Min.Y - vg.Length(len(f.panels)-1)*panelGap
-	cs := make([]draw.Canvas, len(f.panels))
-	top := c.Max.Y
-	for i, p := range f.panels {
-		h := avail * vg.Length(p.weight/total)
-		cs[i] = c
-		cs[i].Max.Y, cs[i].Min.Y = top, top-h
-		top -= h + panelGap
-	}
-	// Align: every panel's data area starts at the largest left inset and
-	// ends at the largest right inset.
-	var left, right vg.Length
-	for i, p := range f.panels {
-		d := p.p.DataCanvas(cs[i])
-		left = max(left, d.Min.X-cs[i].Min.X)
-		right = max(right, cs[i].Max.X-d.Max.X)
-	}
-	for i, p := range f.panels {
-		d := p.p.DataCanvas(cs[i])
-		cs[i].Min.X += left - (d.Min.X - cs[i].Min.X)
-		cs[i].Max.X -= right - (cs[i].Max.X - d.Max.X)
-		p.p.Draw(cs[i])
-	}
-}
-
-// maxLegendShare is the most of the figure's width the legend may take;
-// legendSizes are the text sizes it tries, largest first, to fit in it.
-const maxLegendShare = 0.42
-
-var legendSizes = []vg.Length{legendSize, 8, 7, 6}
-
-// legendLayout is how the legend's entries fall into columns.
-type legendLayout struct {
-	style   text.Style
-	entries []legendEntry // the entries shown: all, or as many as fit and a last "and N more"
-	rows    int           // entries per column
-	widths  []vg.Length   // column widths
-	entryH  vg.Length
-}
-
-// width is the legend's total width.
-func (l legendLayout) width() vg.Length {
-	var w vg.Length
-	for i, cw := range l.widths {
-		if i > 0 {
-			w += columnGap
-		}
-		w += cw
-	}
-	return w
-}
-
-// layoutLegend fits the legend in c's height, in columns, and in
-// maxLegendShare of its width: at the largest text size that fits, and at
-// the smallest with the entries that do not fit summed up in a last one.
-func (f *Figure) layoutLegend(c draw.Canvas) legendLayout {
-	maxW := vg.Length(maxLegendShare) * (c.Max.X - c.Min.X)
-	var l legendLayout
-	for _, size := range legendSizes {
-		l = layoutAt(f.legend, c.Max.Y-c.Min.Y, size)
-		if l.width() <= maxW {
-			return l
+	cols := 0 // the layout's choice
+	if l, slot, n, ok := f.legendSlot(c); ok {
+		// The grid's last row has room: the legend goes there and the
+		// panels take the whole width.
+		f.drawLegend(slot, l)
+		cols = n
+	} else if l := f.layoutLegend(c); len(l.entries) > 0 {
+		right := c
+		right.Max.X -= l.width() + legendGap
+		under, below, ok := f.legendBelow(c)
+		if ok && smallestPanel(layoutCells(under, f.cells, 0)) > smallestPanel(layoutCells(right, f.cells, 0)) {
+			// A narrow page: the legend goes under the panels, which
+			// keep the width.
+			leg := c
+			leg.Min.X = c.Center().X - below.width()/2
+			leg.Max.Y = under.Min.Y - legendGap
+			f.drawLegend(leg, below)
+			c = under
+		} else {
+			leg := c
+			leg.Min.X = right.Max.X + legendGap
+			f.drawLegend(leg, l)
+			c = right
 		}
 	}
-	// Still too wide: keep the columns that fit, the last line saying
-	// how many entries are left out.
-	for len(l.widths) > 1 && l.width() > maxW {
-		l.widths = l.widths[:len(l.widths)-1]
-	}
-	keep := len(l.widths)*l.rows - 1
-	if keep < len(l.entries) {
-		more := legendEntry{name: fmt.Sprintf("... and %d more (narrow with --where or --by)", len(l.entries)-keep)}
-		l = layoutAt(append(append([]legendEntry(nil), l.entries[:keep]...), more), c.Max.Y-c.Min.Y, l.style.Font.Size)
-	}
-	return l
-}
-
-// layoutAt lays entries out in columns of the height at one text size.
-func layoutAt(entries []legendEntry, height, size vg.Length) legendLayout {
-	sty := textStyle(sans, size, color.Black)
-	l := legendLayout{style: sty, entries: entries, entryH: sty.Rectangle("Mg").Size().Y * 1.45}
-	if len(entries) == 0 {
-		return l
-	}
-	l.rows = max(1, int(height/l.entryH))
-	for i, e := range entries {
-		col := i / l.rows
-		if col == len(l.widths) {
-			l.widths = append(l.widths, 0)
+	g := layoutCells(c, f.cells, cols)
+	for i, cell := range f.cells {
+		for k, pn := range cell {
+			pn.p.Draw(g.canvases[i][k])
 		}
-		w := thumbWidth + 5 + sty.Rectangle(e.name).Size().X
-		l.widths[col] = max(l.widths[col], w)
 	}
-	return l
-}
-
-// drawLegend draws the laid-out entries top-down in columns from the left
-// of c.
-func (f *Figure) drawLegend(c draw.Canvas, l legendLayout) {
-	sty := l.style
-	sty.YAlign = draw.YCenter
-	x := c.Min.X
-	for col, cw := range l.widths {
-		for row := 0; row < l.rows; row++ {
-			i := col*l.rows + row
-			if i >= len(l.entries) {
-				break
-			}
-			e := l.entries[i]
-			top := c.Max.Y - vg.Length(row)*l.entryH
-			icon := draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
-				Min: vg.Point{X: x, Y: top - l.entryH + 2},
-				Max: vg.Point{X: x + thumbWidth, Y: top - 2},
-			}}
-			for _, t := range e.thumbs {
-				t.Thumbnail(&icon)
-			}
-			c.FillText(sty, vg.Point{X: x + thumbWidth + 5, Y: top - l.entryH/2}, e.name)
-		}
-		x += cw + columnGap
+	for _, t := range g.titles {
+		drawAxisTitle(c, t)
 	}
 }
 
-// swatch is a legend thumbnail: a filled rectangle.
-type swatch struct{ color color.Color }
+// axisTitleSizes are the sizes an axis title may shrink to.
+var axisTitleSizes = []vg.Length{axisSize, 9, 8, 7}
 
-func (s swatch) Thumbnail(c *draw.Canvas) {
-	r := c.Rectangle
-	r.Min.Y += 1
-	r.Max.Y -= 1
-	c.SetColor(s.color)
-	c.Fill(r.Path())
-}
-
-// lineThumb is a legend thumbnail: a horizontal line, optionally with a
-// glyph in its middle.
-type lineThumb struct {
-	line  draw.LineStyle
-	glyph *draw.GlyphStyle
-}
-
-func (t lineThumb) Thumbnail(c *draw.Canvas) {
-	y := c.Center().Y
-	c.StrokeLine2(t.line, c.Min.X, y, c.Max.X, y)
-	if t.glyph != nil {
-		c.DrawGlyphNoClip(*t.glyph, c.Center())
+// drawAxisTitle writes an axis title along its axis, centred on the
+// data as far as its room allows.
+func drawAxisTitle(c draw.Canvas, t axisTitle) {
+	sty, lines := fitText(sans, axisTitleSizes, color.Black, t.text, t.hi-t.lo, 1)
+	half := sty.Width(lines[0]) / 2
+	sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
+	if t.vertical {
+		sty.Rotation = math.Pi / 2
+		c.FillText(sty, vg.Point{X: t.at.X, Y: min(max(t.at.Y, t.lo+half), t.hi-half)}, lines[0])
+		return
 	}
+	c.FillText(sty, vg.Point{X: min(max(t.at.X, t.lo+half), t.hi-half), Y: t.at.Y}, lines[0])
+}
+
+// heading is the title or the subtitle set in lines.
+type heading struct {
+	style text.Style
+	lines []string
+}
+
+// headings fits the title and subtitle to the width: wrapped, shrunk,
+// cut short as a last resort.
+func (f *Figure) headings(width vg.Length) []heading {
+	var out []heading
+	if f.Title != "" {
+		s, l := fitText(sansBold, titleSizes, color.Black, f.Title, width, titleLines)
+		out = append(out, heading{s, l})
+	}
+	if f.Subtitle != "" {
+		s, l := fitText(sans, subtitleSizes, textGrey, f.Subtitle, width, subtitleLines)
+		out = append(out, heading{s, l})
+	}
+	return out
 }
 
 // clampRange widens [lo, hi] to at least span, around its middle.

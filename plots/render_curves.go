@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/gccl/gccl/ci"
 	"github.com/gccl/gccl/results"
 	"github.com/gccl/gccl/tuner"
 )
@@ -20,21 +22,21 @@ type Options struct {
 	// Fits are fitted models (tune fit) drawn dashed over the curves they
 	// match by key.
 	Fits []tuner.Fit
-	// Threshold is the half-width of the shaded band around 1 in a
-	// comparison's ratio panel (0: DefaultThreshold).
-	Threshold float64
+	// Thresholds are the regression gate's thresholds, by size band, that
+	// a comparison's ratio panel shades around 1 (nil: DefaultThreshold
+	// at every size), as tune gate --threshold takes them.
+	Thresholds *ci.Thresholds
 	// Title replaces the title made from the records.
 	Title string
 }
 
-// DefaultThreshold is the ratio panel's band: +-5%.
+// DefaultThreshold is the ratio panel's band: +-5%, tune gate's default.
 const DefaultThreshold = 0.05
 
-// maxSizeLabels bounds the labelled ticks of a size axis.
-const maxSizeLabels = 12
-
 // CurvesFigure draws the metric of every configuration in recs against
-// message size, one curve per group, with o.Fits overlaid.
+// message size, one curve per group, with o.Fits overlaid and the
+// iterations' spread shaded where the records hold it. More curves than
+// a panel takes are split into panels (PlanFacets) on shared axes.
 func CurvesFigure(recs []results.Record, o Options) (*Figure, error) {
 	curves, err := BuildCurves(recs, o.CurveOptions)
 	if err != nil {
@@ -48,10 +50,6 @@ func CurvesFigure(recs []results.Record, o Options) (*Figure, error) {
 	if len(o.Fits) > 0 {
 		fits, fig.Warnings = MatchFits(curves, o.Fits)
 	}
-
-	p := newPlot()
-	xlo, xhi := curvesXRange(curves)
-	setSizeAxis(p, xlo, xhi, true)
 	var all [][]Point
 	for _, c := range curves {
 		all = append(all, c.Points)
@@ -70,24 +68,70 @@ func CurvesFigure(recs []results.Record, o Options) (*Figure, error) {
 		fitPts[i] = pts
 		all = append(all, pts)
 	}
-	setMetricAxis(p, o.Metric, all)
-	p.Add(grid())
-	for i, c := range curves {
-		line, glyph := curveStyle(i)
-		addLine(p, o.Metric, c.Points, line, &glyph)
-		if pts, ok := fitPts[i]; ok {
-			fl := line
-			fl.Dashes, fl.Width = fitDashes, vg.Points(1.1)
-			addLine(p, o.Metric, pts, fl, nil)
+
+	plan := PlanFacets(o.by(), curves)
+	xlo, xhi := curvesXRange(curves)
+	ylo, yhi := metricRange(o.Metric, all)
+	spread := false
+	for j, idx := range plan.Panels {
+		p := newPlot()
+		p.Title.Text = plan.Titles[j]
+		fx := setSizeAxis(p, xlo, xhi, true)
+		fy := setMetricAxis(p, o.Metric, ylo, yhi)
+		p.Add(grid())
+		for _, i := range idx {
+			line, _ := curveStyle(plan.Styles[i])
+			spread = addSpread(p, o.Metric, curves[i].Points, line.Color) || spread
 		}
-		fig.addLegend(c.Label, lineThumb{line: line, glyph: &glyph})
+		for _, i := range idx {
+			line, glyph := curveStyle(plan.Styles[i])
+			addLine(p, o.Metric, curves[i].Points, line, &glyph)
+			if pts, ok := fitPts[i]; ok {
+				fl := line
+				fl.Dashes, fl.Width = fitDashes, vg.Points(1.1)
+				addLine(p, o.Metric, pts, fl, nil)
+			}
+		}
+		fig.newCell()
+		fig.addPanel(panel{p: p, weight: 1, xLabel: sizeAxisLabel, yLabel: o.Metric.Axis(), fit: fitBoth(fx, fy), title: p.Title.Text})
+	}
+
+	seen := map[int]bool{}
+	for i := range curves {
+		s := plan.Styles[i]
+		if seen[s] {
+			continue
+		}
+		seen[s] = true
+		line, glyph := curveStyle(s)
+		fig.addLegend(plan.Labels[i], lineThumb{line: line, glyph: &glyph})
+	}
+	if spread {
+		fig.addLegend("shaded: "+curves[0].Spread.Legend(), swatch{spreadShade(color.Black)})
+		if !o.Median {
+			// The band is of iterations; say what the line is, since it
+			// need not be inside it.
+			fig.Subtitle += "; lines: reported mean times"
+		}
 	}
 	if len(fitPts) > 0 {
 		fig.addLegend("fitted model", lineThumb{line: draw.LineStyle{Color: color.Black, Width: vg.Points(1.1), Dashes: fitDashes}})
 		fig.Subtitle += "; dashed: fitted alpha-beta models"
 	}
-	fig.addPanel(p, 1)
+	if len(plan.By) > 0 {
+		fig.Subtitle += "; one panel per " + facetList(plan.By)
+	}
 	return fig, nil
+}
+
+// facetList names the fields a figure is split by: "protocol",
+// "algorithm and protocol".
+func facetList(by []Field) string {
+	names := make([]string, len(by))
+	for i, f := range by {
+		names[i] = facetNames[f]
+	}
+	return strings.Join(names, " and ")
 }
 
 // placed returns the records the options plot (by placement).
@@ -121,11 +165,18 @@ func subtitle(o CurveOptions, extra string) string {
 	return s + extra
 }
 
-// curveStyle is curve i's line and glyph.
+// curveStyle is style i's line and glyph.
 func curveStyle(i int) (draw.LineStyle, draw.GlyphStyle) {
 	c := curveColor(i)
 	return draw.LineStyle{Color: c, Width: vg.Points(1.4)},
 		draw.GlyphStyle{Color: c, Radius: vg.Points(2.6), Shape: curveGlyph(i)}
+}
+
+// spreadShade is a curve's colour made light enough for bands to overlap
+// and the lines to show through.
+func spreadShade(c color.Color) color.Color {
+	r, g, b, _ := c.RGBA()
+	return color.NRGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), 0x33}
 }
 
 // curvesXRange is the size axis range of curves.
@@ -135,56 +186,6 @@ func curvesXRange(cs []Curve) (float64, float64) {
 		lo, hi = min(lo, c.MinBytes()), max(hi, c.MaxBytes())
 	}
 	return SizeRange(lo, hi)
-}
-
-// setSizeAxis makes p's x axis a log2 size axis over [lo, hi].
-func setSizeAxis(p *plot.Plot, lo, hi float64, labelled bool) {
-	p.X.Min, p.X.Max = lo, hi
-	p.X.Tick.Marker = ticker(SizeTicks(lo, hi, maxSizeLabels))
-	if labelled {
-		p.X.Label.Text = "message size (bytes, log2)"
-	} else {
-		p.X.Tick.Label.Color = color.Transparent
-	}
-}
-
-// setMetricAxis fits p's y axis to the points: from 0 for bandwidths, whole
-// decades for times (log10).
-func setMetricAxis(p *plot.Plot, m Metric, sets [][]Point) {
-	p.Y.Label.Text = m.Axis()
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, s := range sets {
-		for _, pt := range s {
-			if m == Time && pt.Y <= 0 {
-				continue
-			}
-			lo, hi = math.Min(lo, pt.Y), math.Max(hi, pt.Y)
-		}
-	}
-	if m == Time {
-		if !finite(lo) || !finite(hi) {
-			lo, hi = 1, 10
-		}
-		p.Y.Min, p.Y.Max = TimeRange(lo, hi)
-		p.Y.Tick.Marker = ticker(TimeTicks(p.Y.Min, p.Y.Max))
-		return
-	}
-	if !finite(hi) || hi <= 0 {
-		hi = 1
-	}
-	p.Y.Min, p.Y.Max = 0, hi*1.05
-	p.Y.Tick.Marker = ticker(LinearTicks(p.Y.Min, p.Y.Max, maxLinearLabels))
-}
-
-// maxLinearLabels bounds the labelled ticks of a linear axis.
-const maxLinearLabels = 7
-
-// yOf is a metric value in its axis' coordinates.
-func yOf(m Metric, v float64) float64 {
-	if m == Time {
-		return math.Log10(v)
-	}
-	return v
 }
 
 // addLine adds points as a line, with glyphs when glyph is not nil.
@@ -214,10 +215,56 @@ func addLine(p *plot.Plot, m Metric, pts []Point, line draw.LineStyle, glyph *dr
 	}
 }
 
-// grid is light grid lines at the labelled ticks.
-func grid() *plotter.Grid {
-	g := plotter.NewGrid()
-	g.Vertical.Color, g.Horizontal.Color = gridGrey, gridGrey
-	g.Vertical.Width, g.Horizontal.Width = vg.Points(0.5), vg.Points(0.5)
-	return g
+// addSpread shades the points' spread in the curve's colour: a band over
+// every run of neighbouring points that have one, a bar at a point alone.
+// It reports whether it drew anything.
+func addSpread(p *plot.Plot, m Metric, pts []Point, col color.Color) bool {
+	drew := false
+	var run []Point
+	flush := func() {
+		defer func() { run = run[:0] }()
+		if len(run) == 0 {
+			return
+		}
+		drew = true
+		if len(run) == 1 {
+			pt := run[0]
+			x := X(pt.Bytes)
+			addXYLine(p, plotter.XYs{{X: x, Y: yOf(m, pt.Spread.Lo)}, {X: x, Y: yOf(m, pt.Spread.Hi)}},
+				draw.LineStyle{Color: spreadShade(col), Width: vg.Points(4)})
+			return
+		}
+		xys := make(plotter.XYs, 0, 2*len(run))
+		for _, pt := range run {
+			xys = append(xys, plotter.XY{X: X(pt.Bytes), Y: yOf(m, pt.Spread.Hi)})
+		}
+		for i := len(run) - 1; i >= 0; i-- {
+			xys = append(xys, plotter.XY{X: X(run[i].Bytes), Y: yOf(m, run[i].Spread.Lo)})
+		}
+		band, err := plotter.NewPolygon(xys)
+		if err != nil {
+			return
+		}
+		band.Color, band.LineStyle.Width = spreadShade(col), 0
+		p.Add(band)
+	}
+	for _, pt := range pts {
+		if pt.Spread == nil || (m == Time && !(pt.Spread.Lo > 0)) {
+			flush()
+			continue
+		}
+		run = append(run, pt)
+	}
+	flush()
+	return drew
+}
+
+// addXYLine adds a plain line.
+func addXYLine(p *plot.Plot, xys plotter.XYs, style draw.LineStyle) {
+	l, err := plotter.NewLine(xys)
+	if err != nil {
+		return
+	}
+	l.LineStyle = style
+	p.Add(l)
 }

@@ -19,6 +19,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
+	"github.com/gccl/gccl/ci"
 	"github.com/gccl/gccl/lib/tuning"
 	"github.com/gccl/gccl/results"
 	"github.com/gccl/gccl/tuner"
@@ -168,10 +169,12 @@ func TestPlotMetricsAndFits(t *testing.T) {
 	}
 }
 
+var ci10 = ci.Uniform(0.1)
+
 func TestPlotCompare(t *testing.T) {
 	base := threeConfigs()
 	cand := faster(base, 1.2)
-	fig, err := CompareFigure(Set{"base.jsonl", base}, Set{"cand.jsonl", cand}, Options{CurveOptions: CurveOptions{Metric: BusBW}, Threshold: 0.1})
+	fig, err := CompareFigure(Set{"base.jsonl", base}, Set{"cand.jsonl", cand}, Options{CurveOptions: CurveOptions{Metric: BusBW}, Thresholds: &ci10})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,7 +58,7 @@ func WinnersFigure(maps []ShapeMap, o WinnerOptions) (*Figure, error) {
 	for i, m := range maps {
 		p := newPlot()
 		p.Title.Text = fmt.Sprintf("%s, %s, %s", m.Shape.Coll, plural(fmt.Sprint(m.Shape.NRanks), "rank"), plural(fmt.Sprint(m.Shape.NHosts), "host"))
-		setSizeAxis(p, xlo, xhi, i == len(maps)-1)
+		fx := setSizeAxis(p, xlo, xhi, i == len(maps)-1)
 		p.Y.Min, p.Y.Max = 0, rowsMax
 		ticks := plot.ConstantTicks{{Value: (measuredLo + measuredHi) / 2, Label: "measured"}}
 		if m.Table != nil {
@@ -83,11 +83,13 @@ func WinnersFigure(maps []ShapeMap, o WinnerOptions) (*Figure, error) {
 			}
 		}
 		p.Add(b)
-		weight := 1.0
-		if i == len(maps)-1 {
-			weight = 1.3 // room for the size axis' labels
-		}
-		fig.addPanel(p, weight)
+		fig.addPanel(panel{p: p, weight: 1, xLabel: sizeAxisLabel, fit: func(w, h vg.Length) {
+			fx(w)
+			// The row names shrink with a short panel so they do not run
+			// into each other.
+			row := h * vg.Length((measuredHi-measuredLo)/rowsMax)
+			p.Y.Tick.Label.Font.Size = min(tickSize, max(5, row/1.25))
+		}, title: p.Title.Text})
 	}
 
 	keys := make([]string, 0, len(colors))

@@ -33,19 +33,20 @@ func textStyle(f font.Font, size vg.Length, c color.Color) text.Style {
 	return text.Style{Font: font.From(f, size), Color: c, Handler: plot.DefaultTextHandler}
 }
 
-// palette is matplotlib's tab10: distinct hues that survive print and the
-// common colour-vision deficiencies better than a rainbow.
+// palette is Okabe and Ito's colour-blind-safe set (yellow darkened to
+// stay visible on white): 8 hues that the common colour-vision
+// deficiencies still tell apart, and that print in grey as distinct
+// lightnesses. Curves also differ by marker, so no pair relies on hue
+// alone.
 var palette = []color.RGBA{
-	{0x1f, 0x77, 0xb4, 0xff}, // blue
-	{0xff, 0x7f, 0x0e, 0xff}, // orange
-	{0x2c, 0xa0, 0x2c, 0xff}, // green
-	{0xd6, 0x27, 0x28, 0xff}, // red
-	{0x94, 0x67, 0xbd, 0xff}, // purple
-	{0x8c, 0x56, 0x4b, 0xff}, // brown
-	{0xe3, 0x77, 0xc2, 0xff}, // pink
-	{0x17, 0xbe, 0xcf, 0xff}, // cyan
-	{0xbc, 0xbd, 0x22, 0xff}, // olive
-	{0x7f, 0x7f, 0x7f, 0xff}, // grey
+	{0x00, 0x72, 0xb2, 0xff}, // blue
+	{0xd5, 0x5e, 0x00, 0xff}, // vermillion
+	{0x00, 0x9e, 0x73, 0xff}, // bluish green
+	{0xcc, 0x79, 0xa7, 0xff}, // reddish purple
+	{0xe6, 0x9f, 0x00, 0xff}, // orange
+	{0x56, 0xb4, 0xe9, 0xff}, // sky blue
+	{0x00, 0x00, 0x00, 0xff}, // black
+	{0xb8, 0xa9, 0x00, 0xff}, // yellow, darkened
 }
 
 // bandPalette is tab20 for the winner map's bands (more configurations
@@ -66,15 +67,16 @@ var (
 	textGrey  = color.RGBA{0x55, 0x55, 0x55, 0xff}
 )
 
-// glyphs pair with palette so that curve i has colour i%10 and glyph i%8:
-// 40 curves before a pair repeats.
+// glyphs pair with palette: curve i has colour i%8 and glyph
+// (i+i/8)%8, so the first 8 curves differ in both, and no colour and
+// glyph pair repeats before 64 curves.
 var glyphs = []draw.GlyphDrawer{
 	draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{},
 	draw.RingGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}, draw.PlusGlyph{},
 }
 
 func curveColor(i int) color.Color      { return palette[i%len(palette)] }
-func curveGlyph(i int) draw.GlyphDrawer { return glyphs[i%len(glyphs)] }
+func curveGlyph(i int) draw.GlyphDrawer { return glyphs[(i+i/len(palette))%len(glyphs)] }
 
 // dashes of a fitted model's line and of a comparison's baseline.
 var (

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/gccl/gccl/ci"
 	"github.com/gccl/gccl/lib/tuning"
 	"github.com/gccl/gccl/plots"
 	"github.com/gccl/gccl/results"
@@ -92,9 +93,13 @@ func plotCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return bad("invalid --where: %v", err)
 	}
-	if o.Threshold, err = parseFraction(*threshold); err != nil {
-		return bad("invalid --threshold %q: want a fraction such as 5%% or 0.05", *threshold)
+	// The gate's thresholds, parsed as tune gate parses them, so the
+	// ratio panel's band is the gate's.
+	th, err := ci.ParseThresholds(*threshold)
+	if err != nil {
+		return bad("invalid --threshold: %v", err)
 	}
+	o.Thresholds = &th
 	winners := strings.EqualFold(*kind, "winners")
 	if !winners {
 		if o.Metric, err = plots.ParseMetric(*kind); err != nil {
@@ -227,13 +232,4 @@ func setName(files []string) string {
 		names[i] = filepath.Base(file)
 	}
 	return strings.Join(names, "+")
-}
-
-// parseFraction reads "5%" or 0.05: above 0, below 1.
-func parseFraction(s string) (float64, error) {
-	v, err := results.ParseFraction(s)
-	if err != nil || !(v > 0 && v < 1) {
-		return 0, fmt.Errorf("want a fraction between 0 and 1")
-	}
-	return v, nil
 }
