@@ -44,3 +44,18 @@ func TestManyRanks(t *testing.T) {
 		t.Errorf("-g 65 -c 0: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// A factor or step that would overflow the next size ends the sweep; sizes
+// only grow.
+func TestSizeListOverflow(t *testing.T) {
+	for _, c := range []struct{ min, max, step, factor int64 }{
+		{8, 1 << 40, 0, 1 << 62}, {8, 1<<63 - 1, 0, 3}, {1 << 62, 1<<63 - 1, 1 << 62, 1}, {0, 1 << 62, 0, 1 << 61},
+	} {
+		s := sizeList(c.min, c.max, c.step, c.factor)
+		for i := 1; i < len(s); i++ {
+			if s[i] <= s[i-1] && !(i == 1 && s[0] == 0) || s[i] > c.max {
+				t.Errorf("%+v: sizes %v do not grow within max", c, s)
+			}
+		}
+	}
+}
