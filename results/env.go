@@ -56,16 +56,25 @@ func envList(env map[string]string) []string {
 	return list
 }
 
-// The CSV env cell is "K=V;K=V", keys sorted. A ';' or '\' inside a value is
-// escaped with a backslash.
+// The CSV env cell is "K=V;K=V", keys sorted. A '\' or ';' inside a key or
+// a value, and a '=' inside a key, is escaped with a backslash, so any
+// strings survive the round trip.
+
+var (
+	envKeyEscaper   = strings.NewReplacer(`\`, `\\`, ";", `\;`, "=", `\=`)
+	envValueEscaper = strings.NewReplacer(`\`, `\\`, ";", `\;`)
+)
 
 func formatEnvCell(env map[string]string) string {
-	list := envList(env)
-	for i, kv := range list {
-		k, v, _ := strings.Cut(kv, "=")
-		v = strings.ReplaceAll(v, `\`, `\\`)
-		v = strings.ReplaceAll(v, ";", `\;`)
-		list[i] = k + "=" + v
+	m := filterEnvMap(env)
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	list := make([]string, len(keys))
+	for i, k := range keys {
+		list[i] = envKeyEscaper.Replace(k) + "=" + envValueEscaper.Replace(m[k])
 	}
 	return strings.Join(list, ";")
 }
@@ -74,30 +83,48 @@ func parseEnvCell(s string) (map[string]string, error) {
 	if s == "" {
 		return nil, nil
 	}
-	var entries []string
-	var cur strings.Builder
+	m := map[string]string{}
+	var key, val, raw strings.Builder
+	inValue := false // past the entry's first unescaped '='
+	end := func() error {
+		if !inValue || key.Len() == 0 {
+			return &cellError{msg: "env entry " + strconv.Quote(raw.String()) + " is not K=V"}
+		}
+		if k := key.String(); KeepEnv(k) {
+			m[k] = val.String()
+		}
+		key.Reset()
+		val.Reset()
+		raw.Reset()
+		inValue = false
+		return nil
+	}
 	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
+		c := s[i]
+		switch {
 		case c == '\\' && i+1 < len(s):
+			raw.WriteByte(c)
 			i++
-			cur.WriteByte(s[i])
+			c = s[i]
 		case c == ';':
-			entries = append(entries, cur.String())
-			cur.Reset()
-		default:
-			cur.WriteByte(c)
+			if err := end(); err != nil {
+				return nil, err
+			}
+			continue
+		case c == '=' && !inValue:
+			raw.WriteByte(c)
+			inValue = true
+			continue
+		}
+		raw.WriteByte(c)
+		if inValue {
+			val.WriteByte(c)
+		} else {
+			key.WriteByte(c)
 		}
 	}
-	entries = append(entries, cur.String())
-	m := make(map[string]string, len(entries))
-	for _, e := range entries {
-		k, v, ok := strings.Cut(e, "=")
-		if !ok || k == "" {
-			return nil, &cellError{msg: "env entry " + strconv.Quote(e) + " is not K=V"}
-		}
-		if KeepEnv(k) {
-			m[k] = v
-		}
+	if err := end(); err != nil {
+		return nil, err
 	}
 	if len(m) == 0 {
 		return nil, nil

@@ -43,7 +43,8 @@ type NCCLRow struct {
 //     warmup_iters, graph and the blocking/parallel flags are left zero;
 //   - records that differ only in Placement share a row, in the order their
 //     first record came; a row without an out-of-place record has
-//     "out_of_place":null, likewise in-place;
+//     "out_of_place":null, likewise in-place; a placement the row already
+//     has (the next of -N cycles) starts a new row, as nccl-tests prints;
 //   - experiment_name is the collective's nccl-tests name ("AllReduce"), so
 //     that a reader can tell the collective whatever the program was;
 //   - the per-iteration report comes from MinUs/MaxUs/MedianUs/P99Us and
@@ -90,6 +91,9 @@ func NCCLDocument(recs []Record, args []string) (NCCLHeader, []NCCLRow, NCCLFoot
 	for _, r := range recs {
 		k := rowKey{r.Collective, r.Type, r.Op, r.Root, r.Size, r.Count}
 		i, ok := index[k]
+		if ok && (r.Placement == InPlace && rows[i].In != nil || r.Placement != InPlace && rows[i].Out != nil) {
+			ok = false // a repeat: its own row, not over the first
+		}
 		if !ok {
 			name := r.Collective
 			if t, ok := testByCollective(r.Collective); ok {

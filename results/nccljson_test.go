@@ -277,3 +277,25 @@ func TestNCCLDocument(t *testing.T) {
 		t.Errorf("reading an empty document: %v", err)
 	}
 }
+
+// Repeated runs of one row (-N cycles) are rows of their own, as nccl-tests
+// prints them, not the last run over the others.
+func TestNCCLDocumentKeepsRepeats(t *testing.T) {
+	var recs []Record
+	for cycle := range 3 {
+		for _, p := range []string{OutOfPlace, InPlace} {
+			r := rec("allreduce", 1024, p)
+			r.TimeUs = float64(10 + cycle)
+			recs = append(recs, r)
+		}
+	}
+	_, rows, _ := NCCLDocument(recs, nil)
+	if len(rows) != 3 {
+		t.Fatalf("%d rows, want 3 (one per cycle)", len(rows))
+	}
+	for i, r := range rows {
+		if r.Out == nil || r.In == nil || r.Out.TimeUs != float64(10+i) || r.In.TimeUs != float64(10+i) {
+			t.Errorf("row %d: %+v %+v, want both placements of cycle %d", i, r.Out, r.In, i)
+		}
+	}
+}

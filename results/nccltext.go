@@ -246,6 +246,9 @@ func (rd *NCCLTextReader) parseRow(f []string) ([]Record, error) {
 	if err := errors.Join(err1, err2, err3); err != nil {
 		return nil, rd.syntax("bad size, count or root in data row: %v", err)
 	}
+	if count < 0 {
+		return nil, rd.syntax("bad count %d in data row: want a number of elements, 0 or more", count)
+	}
 	base := Record{
 		Schema:     SchemaVersion,
 		Tool:       st.tool,
