@@ -2,7 +2,7 @@ package perf
 
 import (
 	"errors"
-	"runtime"
+	"runtime/debug"
 	"sync"
 
 	"github.com/gccl/gccl/lib/ccl"
@@ -12,20 +12,21 @@ import (
 // warmUp runs a configuration's path once over before anything is timed,
 // as nccl-tests does before its first size: without it the first row pays
 // for what every later row finds ready (goroutines parked since Init, FIFO
-// pages never touched, the buffers just allocated still in the garbage
-// collector's sights) and reads slower than the same size measured later.
+// pages never touched, waits whose spin state has not settled, garbage
+// from setup) and reads slower than the same size measured later.
 //
 // For every type it runs, untimed and unchecked, each size of the sweep
 // from the smallest, doubling, up to the largest (nccl-tests' "warm-up for
-// all sizes"), both placements, with the -w warmup iterations and the one
-// untimed operation a timed point starts with (one Synchronize per rank
-// per size and placement). Under --interleave
-// (forces non-nil) every configuration is warmed in turn.
+// all sizes"), both placements: -w operations plus one, back to back, and
+// one Synchronize per rank. The first size gets -n more, as many as its
+// first timed batch: with -w alone the first 8 B row still read 1.5x the
+// later ones (BenchmarkFirstRow). Under --interleave (forces non-nil)
+// every configuration is warmed in turn.
 func (e *engine) warmUp(r *runner, sizes []int64, ops []reduce.Op, roots []int, forces []ccl.Forced) error {
 	if e.o.noWarmUp || len(sizes) == 0 {
 		return nil
 	}
-	runtime.GC() // collect the buffers' allocation now, not in the first timed batch
+	debug.FreeOSMemory() // collect and return garbage now (copyBandwidth leaves 128 MiB), not during the first timed batch
 	configs := forces
 	if configs == nil {
 		configs = []ccl.Forced{{}}
@@ -41,8 +42,12 @@ func (e *engine) warmUp(r *runner, sizes []int64, ops []reduce.Op, roots []int, 
 			for size := lo; ; size = min(2*size, hi) {
 				p := point{size: size, dt: dt, op: ops[0], root: roots[0]}
 				p.param, p.bytes = e.t.Counts(size, dt.Size(), e.n)
+				ops := e.o.Warmup + 1
+				if size == lo {
+					ops += e.o.Iters // as many as the first timed batch: see below
+				}
 				for _, inPlace := range e.placements() {
-					if err := r.warmPoint(p, inPlace); err != nil {
+					if err := r.warmPoint(p, inPlace, ops); err != nil {
 						return err
 					}
 				}
@@ -55,9 +60,9 @@ func (e *engine) warmUp(r *runner, sizes []int64, ops []reduce.Op, roots []int, 
 	return nil
 }
 
-// warmPoint runs -w operations plus one on every rank of every thread, and
-// waits for them.
-func (r *runner) warmPoint(p point, inPlace bool) error {
+// warmPoint runs ops operations on every rank of every thread, back to
+// back, and waits for them.
+func (r *runner) warmPoint(p point, inPlace bool, ops int) error {
 	errs := make([]error, r.o.Threads)
 	var wg sync.WaitGroup
 	for th := range r.o.Threads {
@@ -65,7 +70,7 @@ func (r *runner) warmPoint(p point, inPlace bool) error {
 		go func() {
 			defer wg.Done()
 			cs := r.threadComms(th)
-			for i := 0; i <= r.o.Warmup && errs[th] == nil; i++ {
+			for i := 0; i < ops && errs[th] == nil; i++ {
 				errs[th] = r.start(cs, p, inPlace, i)
 			}
 			if errs[th] == nil {
