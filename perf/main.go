@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/gccl/gccl/lib/bootstrap"
 	"github.com/gccl/gccl/lib/ccl"
 	"github.com/gccl/gccl/lib/reduce"
 	"github.com/gccl/gccl/results"
@@ -42,6 +43,22 @@ func VersionLine(prog string) string {
 // the binaries follow.
 const NCCLTestsVersion = "2.19.6"
 
+// singleProcess refuses a launch of several processes (mpirun -np 4,
+// srun, torchrun): each would run a job of its own, and the table would be
+// N one-process tables. The ranks of a run live in one process until the
+// bootstrap across processes lands.
+func singleProcess(lookup func(string) (string, bool)) error {
+	l, err := bootstrap.Detect(lookup)
+	if err != nil && !errors.Is(err, bootstrap.ErrNoRendezvous) {
+		return usagef("%v", err)
+	}
+	if l.Size > 1 {
+		return usagef("started by %s as rank %d of %d processes: this build runs every rank in one process (each of the %d would measure a job of its own); start one process with -t/-g for the ranks instead",
+			l.Launcher, l.Rank, l.Size, l.Size)
+	}
+	return nil
+}
+
 // Main runs test t with the command line args (without the program name),
 // printing to stdout and stderr, and returns the process exit code.
 func Main(t *Test, args []string, stdout, stderr io.Writer) int {
@@ -61,6 +78,10 @@ func run(t *Test, be Backend, args []string, stdout, stderr io.Writer) int {
 	if o.ShowVersion {
 		fmt.Fprintln(stdout, VersionLine(t.Prog))
 		return exitOK
+	}
+	if err := singleProcess(os.LookupEnv); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", t.Prog, err)
+		return exitInvalidUsage
 	}
 	if err := o.fitAlgos(t.Collective); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", t.Prog, err)
