@@ -145,7 +145,7 @@ type ncclRowJSON struct {
 	OutOfPlacePerIter *ncclPerIterJSON `json:"out_of_place_per_iter,omitempty"`
 	InPlace           *ncclPlaceJSON   `json:"in_place"`
 	InPlacePerIter    *ncclPerIterJSON `json:"in_place_per_iter,omitempty"`
-	ActualIterations  int              `json:"actual_iterations"`
+	ActualIterations  *int             `json:"actual_iterations"` // nil: absent (older nccl-tests), config.iterations applies
 	ExperimentName    string           `json:"experiment_name"`
 }
 

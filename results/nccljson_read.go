@@ -287,9 +287,9 @@ func (rd *NCCLJSONReader) parseRow(h ncclHead, at rawAt) ([]Record, error) {
 		return nil, nil
 	}
 	line, col := lineCol(rd.data, at.off)
-	iters := row.ActualIterations
-	if iters == 0 {
-		iters = h.config.Iterations
+	iters := h.config.Iterations
+	if row.ActualIterations != nil {
+		iters = *row.ActualIterations
 	}
 	base := Record{
 		Schema:     SchemaVersion,

@@ -177,7 +177,7 @@ func (w *NCCLJSONWriter) AddRow(key NCCLRowKey, out, in *NCCLRowResult) error {
 	row := ncclRowJSON{
 		Size: key.Size, Count: key.Count, Type: key.Type, RedOp: key.RedOp,
 		Root:             json.RawMessage(fmt.Sprintf(`"%6d"`, key.Root)),
-		ActualIterations: key.ActualIters, ExperimentName: key.ExperimentName,
+		ActualIterations: &key.ActualIters, ExperimentName: key.ExperimentName,
 	}
 	row.OutOfPlace, row.OutOfPlacePerIter = placeJSON(out)
 	row.InPlace, row.InPlacePerIter = placeJSON(in)
