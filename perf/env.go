@@ -25,6 +25,10 @@ type envSettings struct {
 	set map[string]string // the ccl.ChoiceEnv variables that are set, and -T's and --ranks-per-host's
 }
 
+// envRead are the variables readEnv notes: those that choose a
+// configuration, and those -T and --ranks-per-host override.
+var envRead = append(append([]string(nil), ccl.ChoiceEnv...), ccl.EnvTimeout, ccl.EnvRanksPerHost)
+
 // readEnv parses the stack's variables (an invalid one is a usage error
 // naming it) and notes which choice variables are set.
 func readEnv(lookup func(string) (string, bool)) (envSettings, error) {
@@ -33,7 +37,7 @@ func readEnv(lookup func(string) (string, bool)) (envSettings, error) {
 		return envSettings{}, usagef("%v", err)
 	}
 	e := envSettings{cfg: cfg}
-	for _, k := range append(append([]string(nil), ccl.ChoiceEnv...), ccl.EnvTimeout, ccl.EnvRanksPerHost) {
+	for _, k := range envRead {
 		if v, ok := lookup(k); ok {
 			if e.set == nil {
 				e.set = map[string]string{}

@@ -13,7 +13,7 @@ import (
 // the caller's shell cannot change a test.
 func cleanChoiceEnv(t *testing.T) {
 	t.Helper()
-	for _, k := range append(append([]string(nil), ccl.ChoiceEnv...), ccl.EnvTimeout, ccl.EnvRanksPerHost) {
+	for _, k := range envRead {
 		unsetenv(t, k)
 	}
 }

@@ -14,8 +14,6 @@ import (
 // (128 + SIGINT, as shells report it).
 const ExitInterrupted = 130
 
-const exitInterrupted = ExitInterrupted
-
 // errInterrupted stops the point loop after a signal.
 var errInterrupted = errors.New("interrupted")
 
@@ -52,7 +50,7 @@ func (e *engine) watchInterrupts() (stop func()) {
 		case s := <-in.sigs:
 			e.sink.abandon()
 			fmt.Fprintf(e.errw, "%s: %v again: stopped at once; %s\n", e.t.Prog, s, e.sink.kept(in.points.Load(), true))
-			os.Exit(exitInterrupted)
+			os.Exit(ExitInterrupted)
 		case <-done:
 		}
 	}()

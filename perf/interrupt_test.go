@@ -103,8 +103,8 @@ func TestInterrupt(t *testing.T) {
 		}
 		code := waitExit(t, cmd)
 		msg := stderr.String()
-		if code != exitInterrupted {
-			t.Fatalf("twice=%v: exit %d, want %d: %s", twice, code, exitInterrupted, msg)
+		if code != ExitInterrupted {
+			t.Fatalf("twice=%v: exit %d, want %d: %s", twice, code, ExitInterrupted, msg)
 		}
 		n := checkLines(t, filepath.Join(dir, "run.jsonl"))
 		if recs, err := results.ReadFile(filepath.Join(dir, "run.jsonl")); err != nil || len(recs) != n || n == 0 {

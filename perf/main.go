@@ -177,7 +177,7 @@ func (e *engine) run() (int, error) {
 		if err != nil {
 			return exitInternal, err
 		}
-		return exitInterrupted, nil
+		return ExitInterrupted, nil
 	}
 	if err != nil {
 		return code, err

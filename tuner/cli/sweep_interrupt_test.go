@@ -37,10 +37,7 @@ func TestSweepInterrupt(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a process")
 	}
-	for _, k := range []string{"GCCL_PROTO", "GCCL_ALGO", "GCCL_NCHANNELS", "GCCL_MAX_NCHANNELS", "GCCL_BUFFSIZE", "GCCL_TUNING_FILE", "GCCL_MODEL_FILE"} {
-		t.Setenv(k, "")
-		os.Unsetenv(k)
-	}
+	unsetChoiceEnv(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "sweep.jsonl")
 	part := filepath.Join(dir, ".sweep.jsonl.part")
