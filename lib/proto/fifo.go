@@ -3,6 +3,7 @@ package proto
 import (
 	"fmt"
 	"sync/atomic"
+	"unsafe"
 )
 
 // LLFlagSpace sets how LL flags are derived from steps. Production uses the
@@ -39,22 +40,7 @@ type Fifo struct {
 	buf   []byte   // Simple: Steps*StepBytes bytes of payload
 	lines []uint64 // LL: 2 words per 16-byte line; LL128: 16 words per 128-byte line
 	ll    LLFlagSpace
-
-	_ [64]byte
-	// tail is the number of steps the sender has published (Simple only).
-	// Written (Store, release) by the sender after the slot's data and size;
-	// loaded (acquire) by the receiver. Only increases.
-	tail atomic.Uint64
-	_    [56]byte
-	// head is the number of steps the receiver has consumed: the sender's
-	// credits. Written by the receiver after it finished reading a slot;
-	// loaded by the sender before it overwrites a slot. Only increases.
-	head atomic.Uint64
-	_    [56]byte
-	// sizes[slot] is the payload byte count of the step in slot. Written by
-	// the sender before it publishes the step (tail store or line flags);
-	// read by the receiver after it saw the step, and by network proxies.
-	sizes [Steps]atomic.Int64
+	ctl   *fifoCtl // the counters: in Go memory, or in a segment shared across processes
 
 	// RecvWaiter belongs to the goroutine that receives (woken on publish);
 	// SendWaiter to the one that sends (woken on credit). Set once at
@@ -73,6 +59,30 @@ type Fifo struct {
 	startStep uint64
 }
 
+// fifoCtl is a FIFO's counters (NCCL's connFifo and head/tail words). It
+// holds no Go pointers, so it may live in memory shared by two processes.
+type fifoCtl struct {
+	_ [64]byte
+	// tail is the number of steps the sender has published (Simple only).
+	// Written (Store, release) by the sender after the slot's data and size;
+	// loaded (acquire) by the receiver. Only increases.
+	tail atomic.Uint64
+	_    [56]byte
+	// head is the number of steps the receiver has consumed: the sender's
+	// credits. Written by the receiver after it finished reading a slot;
+	// loaded by the sender before it overwrites a slot. Only increases.
+	head atomic.Uint64
+	_    [56]byte
+	// sizes[slot] is the payload byte count of the step in slot. Written by
+	// the sender before it publishes the step (tail store or line flags);
+	// read by the receiver after it saw the step, and by network proxies.
+	sizes [Steps]atomic.Int64
+}
+
+// fifoCtlBytes is the control block's room at the start of a FIFO's
+// memory (FifoBytes), a multiple of the 64-byte line.
+const fifoCtlBytes = 256
+
 // FifoOptions are the rarely changed knobs of a FIFO.
 type FifoOptions struct {
 	StartStep uint64      // initial step of both ends and of head/tail
@@ -84,49 +94,93 @@ func NewFifo(p Protocol, buffSize int, opt FifoOptions) (*Fifo, error) {
 	if err := ValidateBuffSize(p, buffSize); err != nil {
 		return nil, err
 	}
+	f := newFifo(p, buffSize, opt)
+	f.ctl = new(fifoCtl)
+	switch p {
+	case Simple:
+		f.buf = make([]byte, buffSize)
+	default:
+		f.lines = make([]uint64, buffSize/8)
+	}
+	f.initMemory()
+	return f, nil
+}
+
+// FifoBytes is the memory a FIFO of buffSize bytes takes in NewFifoAt:
+// its counters, then its buffer.
+func FifoBytes(buffSize int) int { return fifoCtlBytes + buffSize }
+
+// NewFifoAt lays a FIFO out in mem (FifoBytes(buffSize) bytes, 64-byte
+// aligned), memory that two processes share: each process makes its own
+// Fifo over the same bytes. The one that creates the memory passes init,
+// which writes the starting counters and flags; the other must not.
+func NewFifoAt(p Protocol, buffSize int, opt FifoOptions, mem []byte, init bool) (*Fifo, error) {
+	if err := ValidateBuffSize(p, buffSize); err != nil {
+		return nil, err
+	}
+	if len(mem) < FifoBytes(buffSize) || uintptr(unsafe.Pointer(unsafe.SliceData(mem)))%64 != 0 {
+		return nil, fmt.Errorf("proto: %s FIFO of %d bytes needs %d bytes of 64-byte-aligned memory, got %d", p, buffSize, FifoBytes(buffSize), len(mem))
+	}
+	f := newFifo(p, buffSize, opt)
+	f.ctl = (*fifoCtl)(unsafe.Pointer(&mem[0]))
+	data := mem[fifoCtlBytes : fifoCtlBytes+buffSize]
+	switch p {
+	case Simple:
+		f.buf = data
+	default:
+		f.lines = unsafe.Slice((*uint64)(unsafe.Pointer(&data[0])), buffSize/8)
+	}
+	if init {
+		f.initMemory()
+	}
+	return f, nil
+}
+
+func newFifo(p Protocol, buffSize int, opt FifoOptions) *Fifo {
 	f := &Fifo{Proto: p, StepBytes: buffSize / Steps, ll: opt.LLFlags, startStep: opt.StartStep}
 	if f.ll.Mask == 0 {
 		f.ll = DefaultLLFlags
 	}
-	f.head.Store(opt.StartStep)
-	f.tail.Store(opt.StartStep)
-	switch p {
-	case Simple:
-		f.buf = make([]byte, buffSize)
+	return f
+}
+
+// initMemory writes the starting counters and, for LL and LL128, the
+// flags of the previous round in every line.
+func (f *Fifo) initMemory() {
+	start := f.startStep
+	f.ctl.head.Store(start)
+	f.ctl.tail.Store(start)
+	perSlot := f.StepBytes / 8
+	switch f.Proto {
 	case LL:
-		f.lines = make([]uint64, buffSize/8)
 		// Every line starts with the flag of the previous round of its slot, so
 		// fresh memory never matches what a receiver expects (not even flag 0
 		// after a wrap).
-		perSlot := f.StepBytes / 8
 		for slot := 0; slot < Steps; slot++ {
-			fl := uint64(f.ll.flag(opt.StartStep+uint64(slot)-Steps)) << 32
+			fl := uint64(f.ll.flag(start+uint64(slot)-Steps)) << 32
 			for i := slot * perSlot; i < (slot+1)*perSlot; i++ {
 				f.lines[i] = fl
 			}
 		}
 	case LL128:
-		f.lines = make([]uint64, buffSize/8)
-		perSlot := f.StepBytes / 8
 		for slot := 0; slot < Steps; slot++ {
-			fl := opt.StartStep + uint64(slot) - Steps + 1
+			fl := start + uint64(slot) - Steps + 1
 			for i := slot*perSlot + LL128DataWords; i < (slot+1)*perSlot; i += LL128LineWords {
 				f.lines[i] = fl
 			}
 		}
 	}
-	return f, nil
 }
 
 // StepData is the payload capacity of one step.
 func (f *Fifo) StepData() int { return f.Proto.StepData(f.StepBytes * Steps) }
 
 // Head and Tail expose the counters to tests and proxies.
-func (f *Fifo) Head() uint64 { return f.head.Load() }
-func (f *Fifo) Tail() uint64 { return f.tail.Load() }
+func (f *Fifo) Head() uint64 { return f.ctl.head.Load() }
+func (f *Fifo) Tail() uint64 { return f.ctl.tail.Load() }
 
 // Size returns the byte count recorded for slot.
-func (f *Fifo) Size(slot int) int64 { return f.sizes[slot].Load() }
+func (f *Fifo) Size(slot int) int64 { return f.ctl.sizes[slot].Load() }
 
 // Lines exposes the raw LL/LL128 words to wire-format tests.
 func (f *Fifo) Lines() []uint64 { return f.lines }
@@ -166,16 +220,16 @@ func roundUp(x, n uint64) uint64 { return (x + n - 1) / n * n }
 func (e *SendEnd) waitCredit(steps int) error {
 	f := e.F
 	need := e.Step + uint64(steps)
-	ready := func() bool { return f.head.Load()+Steps >= need }
+	ready := func() bool { return f.ctl.head.Load()+Steps >= need }
 	if !ready() {
 		if err := f.SendWaiter.WaitKick(ready, f.RecvKick, func() string {
-			return fmt.Sprintf("%s credits from the receiver (%s step %d, head %d)", e.Desc, f.Proto, e.Step, f.head.Load())
+			return fmt.Sprintf("%s credits from the receiver (%s step %d, head %d)", e.Desc, f.Proto, e.Step, f.ctl.head.Load())
 		}); err != nil {
 			return err
 		}
 	}
 	if f.Overrun != nil {
-		if h := f.head.Load(); h+Steps < need {
+		if h := f.ctl.head.Load(); h+Steps < need {
 			f.Overrun(e.Step, h)
 		}
 	}
@@ -183,7 +237,7 @@ func (e *SendEnd) waitCredit(steps int) error {
 }
 
 func (e *RecvEnd) checkSize(slot int, want int) error {
-	if got := e.F.sizes[slot].Load(); got != int64(want) {
+	if got := e.F.ctl.sizes[slot].Load(); got != int64(want) {
 		return fmt.Errorf("%s: %s step %d carries %d bytes but the receiver expects %d (send and recv sizes differ)",
 			e.Desc, e.F.Proto, e.Step, got, want)
 	}
@@ -193,13 +247,13 @@ func (e *RecvEnd) checkSize(slot int, want int) error {
 // release returns credits for steps slots to the sender.
 func (e *RecvEnd) release(steps int) {
 	e.Step += uint64(steps)
-	e.F.head.Store(e.Step)
+	e.F.ctl.head.Store(e.Step)
 	e.F.SendWaiter.Wake()
 }
 
 // CanSend reports, without waiting, whether steps more steps may be written.
 func (e *SendEnd) CanSend(steps int) bool {
-	return e.F.head.Load()+Steps >= e.Step+uint64(steps)
+	return e.F.ctl.head.Load()+Steps >= e.Step+uint64(steps)
 }
 
 // CanRecv reports, without waiting, whether a step (or Simple slice of steps
@@ -209,7 +263,7 @@ func (e *RecvEnd) CanRecv(steps, nbytes int) bool {
 	f := e.F
 	switch f.Proto {
 	case Simple:
-		return f.tail.Load() >= e.Step+uint64(steps)
+		return f.ctl.tail.Load() >= e.Step+uint64(steps)
 	case LL:
 		if nbytes == 0 {
 			return true
@@ -227,3 +281,6 @@ func (e *RecvEnd) CanRecv(steps, nbytes int) bool {
 		return atomic.LoadUint64(&words[line*LL128LineWords+LL128DataWords]) == e.Step+1
 	}
 }
+
+// The control block must fit its room.
+var _ [fifoCtlBytes - unsafe.Sizeof(fifoCtl{})]byte

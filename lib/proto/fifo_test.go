@@ -46,6 +46,44 @@ func newFifo(t testing.TB, p proto.Protocol, size int, opt proto.FifoOptions) (*
 	return f, s, r, abort, overruns
 }
 
+// aligned returns n zero bytes aligned to 64.
+func aligned(n int) []byte {
+	b := make([]byte, n+64)
+	off := (64 - int(uintptr(unsafe.Pointer(&b[0]))%64)) % 64
+	return b[off : off+n]
+}
+
+// newSplitFifo is newFifo with the sender and the receiver on two Fifo
+// values over the same memory, each end's waiter asleep on its own bell
+// and the other end's waiter a RemoteWaiter of that bell: what two
+// processes sharing a segment have.
+func newSplitFifo(t testing.TB, p proto.Protocol, size int, opt proto.FifoOptions) (*proto.Fifo, *proto.SendEnd, *proto.RecvEnd, *proto.Abort, *atomic.Int64) {
+	t.Helper()
+	mem := aligned(proto.FifoBytes(size))
+	fs, err := proto.NewFifoAt(p, size, opt, mem, true)
+	if err != nil {
+		t.Fatalf("NewFifoAt(%v, %d): %v", p, size, err)
+	}
+	fr, err := proto.NewFifoAt(p, size, opt, mem, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	abort := proto.NewAbort()
+	sendBell, recvBell := proto.BellAt(aligned(proto.BellBytes)), proto.BellAt(aligned(proto.BellBytes))
+	fs.SendWaiter = proto.NewBellWaiter(abort, waitTimeout, sendBell)
+	fs.RecvWaiter = proto.RemoteWaiter(recvBell)
+	fr.RecvWaiter = proto.NewBellWaiter(abort, waitTimeout, recvBell)
+	fr.SendWaiter = proto.RemoteWaiter(sendBell)
+	overruns := new(atomic.Int64)
+	fs.Overrun = func(step, head uint64) { overruns.Add(1) }
+	s, _ := proto.NewEnds(fs, "test conn")
+	_, r := proto.NewEnds(fr, "test conn")
+	if fr.Head() != opt.StartStep || fr.Tail() != opt.StartStep {
+		t.Fatalf("receiver's view: head %d tail %d, want %d", fr.Head(), fr.Tail(), opt.StartStep)
+	}
+	return fs, s, r, abort, overruns
+}
+
 // payload is the deterministic content of a step: distinct for every step.
 func payload(step uint64, n int) []byte {
 	b := make([]byte, (n+7)/8*8)
@@ -116,6 +154,10 @@ type streamCfg struct {
 	pollCan bool
 	// afterSend runs in the sender goroutine right after each send.
 	afterSend func(f *proto.Fifo, step uint64, data []byte) error
+	// split gives each end its own Fifo over one piece of memory, and
+	// waiters that sleep on bells: the layout of a FIFO shared by two
+	// processes (NewFifoAt), run by two goroutines.
+	split bool
 }
 
 type streamResult struct {
@@ -125,7 +167,18 @@ type streamResult struct {
 
 func runStream(t *testing.T, cfg streamCfg) (streamResult, error) {
 	t.Helper()
-	f, s, r, abort, overruns := newFifo(t, cfg.proto, cfg.buff, cfg.opt)
+	var (
+		f        *proto.Fifo
+		s        *proto.SendEnd
+		r        *proto.RecvEnd
+		abort    *proto.Abort
+		overruns *atomic.Int64
+	)
+	if cfg.split {
+		f, s, r, abort, overruns = newSplitFifo(t, cfg.proto, cfg.buff, cfg.opt)
+	} else {
+		f, s, r, abort, overruns = newFifo(t, cfg.proto, cfg.buff, cfg.opt)
+	}
 	width := func(op int) int {
 		if cfg.proto != proto.Simple || cfg.sliceSteps == nil {
 			return 1
@@ -385,6 +438,67 @@ func TestStreamAllProtocols(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestStreamSplitViews streams through FIFOs whose two ends are separate
+// views of one memory, waking each other through bells (futexes), with a
+// free-running and with a slow receiver (which makes the sender sleep).
+func TestStreamSplitViews(t *testing.T) {
+	for _, p := range proto.All() {
+		for _, start := range []uint64{0, 1<<32 - 37} {
+			for _, slow := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%v/start%d/slow%v", p, start, slow), func(t *testing.T) {
+					res, err := runStream(t, streamCfg{
+						proto: p, buff: protoBuff(p), opt: proto.FifoOptions{StartStep: start},
+						ops:        600,
+						size:       func(step uint64, c int) int { return 1 + randomSize(step, c-1) },
+						// A slow receiver waits for a full FIFO, which a sender
+						// aligning to a 2-step slice never makes: 1-step slices.
+						sliceSteps: func(op int) int { return 1 + op/7%2*btoi(!slow) },
+						slowRecv:   slow,
+						split:      true,
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if res.overruns != 0 {
+						t.Fatalf("Overrun hook fired %d times", res.overruns)
+					}
+				})
+			}
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestBellWaiterAbortAndTimeout: a waiter asleep on a bell returns on abort
+// (promptly, not after its nap) and times out with the wait's description.
+func TestBellWaiterAbortAndTimeout(t *testing.T) {
+	abort := proto.NewAbort()
+	w := proto.NewBellWaiter(abort, 0, proto.BellAt(aligned(proto.BellBytes)))
+	done := make(chan error, 1)
+	go func() { done <- w.Park(func() bool { return false }, func() string { return "nothing" }) }()
+	time.Sleep(20 * time.Millisecond)
+	abort.Trigger(errors.New("test abort"))
+	select {
+	case err := <-done:
+		if !errors.Is(err, proto.ErrAborted) || !strings.Contains(err.Error(), "test abort") {
+			t.Fatalf("want the abort's error, got %v", err)
+		}
+	case <-time.After(500 * time.Millisecond):
+		t.Fatal("a waiter asleep on its bell did not see the abort within 500 ms")
+	}
+	w2 := proto.NewBellWaiter(proto.NewAbort(), 30*time.Millisecond, proto.BellAt(aligned(proto.BellBytes)))
+	err := w2.Park(func() bool { return false }, func() string { return "the answer" })
+	if !errors.Is(err, proto.ErrTimeout) || !strings.Contains(err.Error(), "the answer") {
+		t.Fatalf("want a timeout naming the wait, got %v", err)
 	}
 }
 

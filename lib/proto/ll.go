@@ -29,7 +29,7 @@ func (e *SendEnd) LLSend(data []byte) error {
 		panic(fmt.Sprintf("proto: LL step of %d bytes exceeds the %d-byte step", len(data), len(words)*4))
 	}
 	flag := uint64(f.ll.flag(e.Step)) << 32
-	f.sizes[e.Step%Steps].Store(int64(len(data)))
+	f.ctl.sizes[e.Step%Steps].Store(int64(len(data)))
 	w := 0
 	n := len(data)
 	i := 0

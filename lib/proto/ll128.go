@@ -38,7 +38,7 @@ func (e *SendEnd) LL128Send(data []byte) error {
 	}
 	raw := wordBytes(words)
 	flag := e.Step + 1
-	f.sizes[e.Step%Steps].Store(int64(len(data)))
+	f.ctl.sizes[e.Step%Steps].Store(int64(len(data)))
 	last := -1
 	for i, w := 0, 0; i < len(data); i, w = i+LL128DataPerLine, w+LL128LineWords {
 		end := min(i+LL128DataPerLine, len(data))

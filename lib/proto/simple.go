@@ -23,9 +23,9 @@ func (e *SendEnd) SimpleAcquire(steps int) ([]byte, error) {
 // the step by steps.
 func (e *SendEnd) SimplePost(steps, nbytes int) {
 	f := e.F
-	f.sizes[e.Step%Steps].Store(int64(nbytes))
+	f.ctl.sizes[e.Step%Steps].Store(int64(nbytes))
 	e.Step += uint64(steps)
-	f.tail.Store(e.Step)
+	f.ctl.tail.Store(e.Step)
 	f.RecvWaiter.Wake()
 }
 
@@ -34,10 +34,10 @@ func (e *SendEnd) SimplePost(steps, nbytes int) {
 func (e *RecvEnd) SimpleWait(steps, nbytes int) ([]byte, error) {
 	f := e.F
 	need := e.Step + uint64(steps)
-	ready := func() bool { return f.tail.Load() >= need }
+	ready := func() bool { return f.ctl.tail.Load() >= need }
 	if !ready() {
 		if err := f.RecvWaiter.WaitKick(ready, f.SendKick, func() string {
-			return fmt.Sprintf("%s data (Simple step %d, tail %d)", e.Desc, e.Step, f.tail.Load())
+			return fmt.Sprintf("%s data (Simple step %d, tail %d)", e.Desc, e.Step, f.ctl.tail.Load())
 		}); err != nil {
 			return nil, err
 		}

@@ -7,6 +7,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
+
+	"github.com/gccl/gccl/lib/shm"
 )
 
 // ErrAborted is returned by every wait once the communicator is aborted.
@@ -23,6 +26,22 @@ type Abort struct {
 	once sync.Once
 	done chan struct{} // closed by Trigger: wakes parked waiters
 	err  error         // written once inside once.Do, before done is closed
+
+	mu    sync.Mutex
+	hooks []func() // guarded by mu: run by Trigger (waiters asleep on a futex)
+}
+
+// OnTrigger runs fn when the abort triggers (at once if it has): how a
+// waiter asleep on a futex, which no Go channel can wake, hears of it.
+func (a *Abort) OnTrigger(fn func()) {
+	a.mu.Lock()
+	if !a.set.Load() {
+		a.hooks = append(a.hooks, fn)
+		a.mu.Unlock()
+		return
+	}
+	a.mu.Unlock()
+	fn()
 }
 
 // NewAbort returns an untriggered abort signal.
@@ -35,8 +54,15 @@ func (a *Abort) Trigger(cause error) {
 			cause = ErrAborted
 		}
 		a.err = cause
+		a.mu.Lock()
 		a.set.Store(true)
+		hooks := a.hooks
+		a.hooks = nil
+		a.mu.Unlock()
 		close(a.done)
+		for _, fn := range hooks {
+			fn()
+		}
 	})
 }
 
@@ -109,7 +135,61 @@ type Waiter struct {
 	// succeeds resets it, so one late peer (after a barrier) costs a wait
 	// or two of yielding, not hundreds. Both owned by the waiting goroutine.
 	spinSkip, spinPenalty int
+
+	// bell, when set, is where this waiter sleeps instead of on wake: a
+	// futex word that a poster in another process can reach.
+	bell *Bell
 }
+
+// Bell is a waiter's doorbell in memory shared between processes: a
+// poster that may run in another process wakes the waiter through it. It
+// holds no Go pointers; place it with BellAt.
+type Bell struct {
+	// sleeping is 1 while the waiter may be asleep: written by the waiter
+	// only, read by posters after they publish (the Dekker pair of Waiter).
+	sleeping atomic.Uint32
+	// seq is the futex word: posters that see sleeping bump it and wake;
+	// the waiter sleeps only while it holds the value it read before
+	// setting sleeping, so no wake is lost.
+	seq atomic.Uint32
+}
+
+// BellBytes is the room a bell takes (its own cache line).
+const BellBytes = 64
+
+// BellAt is the bell at the start of mem (BellBytes bytes, 8-byte aligned,
+// usually in a shared segment).
+func BellAt(mem []byte) *Bell {
+	if len(mem) < BellBytes {
+		panic("proto: BellAt: short memory")
+	}
+	return (*Bell)(unsafe.Pointer(&mem[0]))
+}
+
+// ring wakes the bell's waiter if it may be asleep.
+func (b *Bell) ring() {
+	if b.sleeping.Load() != 0 {
+		b.seq.Add(1)
+		shm.FutexWake(&b.seq, 1)
+	}
+}
+
+// NewBellWaiter is NewWaiter for a goroutine that posters in other
+// processes must be able to wake: it sleeps on bell. Local posters wake it
+// through the same bell.
+func NewBellWaiter(abort *Abort, timeout time.Duration, bell *Bell) *Waiter {
+	w := NewWaiter(abort, timeout)
+	w.bell = bell
+	abort.OnTrigger(func() {
+		bell.seq.Add(1)
+		shm.FutexWake(&bell.seq, 1)
+	})
+	return w
+}
+
+// RemoteWaiter stands in this process for a waiter of another process:
+// Wake rings its bell. It is only ever woken, never waited on.
+func RemoteWaiter(bell *Bell) *Waiter { return &Waiter{bell: bell} }
 
 // spinBackoff is the most waits that skip the long spin after misses.
 const spinBackoff = 256
@@ -122,7 +202,14 @@ func NewWaiter(abort *Abort, timeout time.Duration) *Waiter {
 // Wake is called by a poster after it published a word the waiter may be
 // waiting for.
 func (w *Waiter) Wake() {
-	if w != nil && w.sleeping.Load() != 0 {
+	if w == nil {
+		return
+	}
+	if w.bell != nil {
+		w.bell.ring()
+		return
+	}
+	if w.sleeping.Load() != 0 {
 		select {
 		case w.wake <- struct{}{}:
 		default:
@@ -198,6 +285,9 @@ func (w *Waiter) Park(ready func() bool, what func() string) error {
 }
 
 func (w *Waiter) park(ready func() bool, what func() string, start time.Time) error {
+	if w.bell != nil {
+		return w.parkBell(ready, what, start)
+	}
 	for {
 		if w.Abort.Aborted() {
 			return w.Abort.Err()
@@ -235,3 +325,39 @@ func (w *Waiter) park(ready func() bool, what func() string, start time.Time) er
 		}
 	}
 }
+
+// parkBell is park on the bell's futex. The sleep is capped (bellNap) so
+// that a lost wake-up, which the protocol rules out, could cost no more
+// than a nap.
+func (w *Waiter) parkBell(ready func() bool, what func() string, start time.Time) error {
+	b := w.bell
+	for {
+		if w.Abort.Aborted() {
+			return w.Abort.Err()
+		}
+		seq := b.seq.Load()
+		b.sleeping.Store(1)
+		if ready() {
+			b.sleeping.Store(0)
+			return nil
+		}
+		nap := bellNap
+		if w.Timeout > 0 {
+			left := w.Timeout - time.Since(start)
+			if left <= 0 {
+				b.sleeping.Store(0)
+				return fmt.Errorf("%w after %v waiting for %s", ErrTimeout, w.Timeout, what())
+			}
+			nap = min(nap, left)
+		}
+		if !w.Abort.Aborted() {
+			shm.FutexWait(&b.seq, seq, nap)
+		}
+		b.sleeping.Store(0)
+		if ready() {
+			return nil
+		}
+	}
+}
+
+const bellNap = time.Second
