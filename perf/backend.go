@@ -95,8 +95,11 @@ type Backend interface {
 	Device(rank int) (busID, desc string)
 }
 
-// Embedded is the default backend: the in-process gccl stack.
-type Embedded struct{}
+// Embedded is the default backend: the gccl stack, its ranks in this
+// process, or this process's share of a job's ranks.
+type Embedded struct {
+	job *job // nil: every rank in this process
+}
 
 func (Embedded) Name() string { return "embedded" }
 
@@ -104,7 +107,7 @@ func (Embedded) Name() string { return "embedded" }
 // environment (env.go): the variables that choose a configuration are
 // rc's; the others (tuning and model files, LL buffers, debug) come from
 // the environment as the stack reads it.
-func (Embedded) Init(n int, rc RunConfig) ([]Comm, error) {
+func (be Embedded) Init(n int, rc RunConfig) ([]Comm, error) {
 	cfg, err := ccl.Config{}.FromEnv()
 	if err != nil {
 		return nil, err
@@ -112,11 +115,21 @@ func (Embedded) Init(n int, rc RunConfig) ([]Comm, error) {
 	cfg.Proto, cfg.Algo, cfg.NChannels, cfg.MaxNChannels = rc.Proto, rc.Algo, rc.NChannels, rc.MaxNChannels
 	cfg.BuffSize, cfg.Timeout, cfg.RanksPerHost = int(rc.BuffSize), rc.Timeout, rc.RanksPerHost
 	cfg.EnvResolved = true
-	comms, err := ccl.InitAll(n, cfg)
+	var comms []*ccl.Comm
+	if j := be.job; j != nil {
+		local := n / j.procs
+		ranks := make([]int, local)
+		for i := range ranks {
+			ranks[i] = j.proc*local + i
+		}
+		comms, err = j.initComms(n, ranks, cfg)
+	} else {
+		comms, err = ccl.InitAll(n, cfg)
+	}
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Comm, n)
+	out := make([]Comm, len(comms))
 	for i, c := range comms {
 		out[i] = c
 	}

@@ -52,12 +52,29 @@ type rankBufs struct {
 type runner struct {
 	t     *Test
 	o     *Options
-	comms []Comm
-	bufs  []rankBufs
-	bar   *barrier
+	comms []Comm     // this process's ranks, consecutive from base
+	bufs  []rankBufs // per rank of comms
+	bar   *barrier   // the threads' barrier, across processes in a job
+	job   *job       // nil: every rank in this process
+	base  int        // the first rank of comms
+	total int        // ranks in the whole run
 }
 
-func (r *runner) n() int { return len(r.comms) }
+// newRunner drives comms, this process's ranks of a run of total.
+func (e *engine) newRunner(comms []Comm) *runner {
+	r := &runner{t: e.t, o: e.o, comms: comms, job: e.job, total: e.n}
+	if len(comms) > 0 {
+		r.base = comms[0].Rank()
+	}
+	r.bar = newBarrier(e.o.Threads)
+	if e.job != nil {
+		r.bar.across = e.job.link.Barrier
+	}
+	r.bufs = allocBuffers(len(comms), e.o.MaxBytes, e.o.Unalign)
+	return r
+}
+
+func (r *runner) n() int { return r.total }
 
 // views returns rank's send and recv slices for a call of param elements at
 // rotation slot shift (bytes), out of place or in place.
@@ -66,7 +83,7 @@ func (r *runner) views(rank int, p point, inPlace bool, shift int) (send, recv [
 	b := p.param * elt
 	n := r.n()
 	sendLen, recvLen := r.t.bufLens(p.param, elt, n)
-	rb := r.bufs[rank]
+	rb := r.bufs[rank-r.base]
 	if inPlace {
 		base := rb.recv[shift:]
 		return base[rank*r.t.sendInPlace*b:][:sendLen], base[rank*r.t.recvInPlace*b:][:recvLen]
@@ -180,7 +197,9 @@ func (r *runner) timeThread(th int, p point, inPlace bool, seed uint64, warm boo
 	if o.CheckTimed {
 		r.prepareSlots(cs, p, inPlace, seed)
 	}
-	r.bar.wait()
+	if err := r.bar.wait(); err != nil {
+		return fail(err)
+	}
 
 	perIter := o.PerIter != 0 || o.CheckTimed
 	var res threadResult
@@ -196,7 +215,9 @@ func (r *runner) timeThread(th int, p point, inPlace bool, seed uint64, warm boo
 				return fail(err)
 			}
 			if o.Blocking == 1 || o.Blocking == 3 {
-				r.bar.wait()
+				if err := r.bar.wait(); err != nil {
+					return fail(err)
+				}
 			}
 		}
 		if perIter {
@@ -244,22 +265,32 @@ func (r *runner) batch(p point, inPlace bool, seed uint64, warm bool, iters int)
 
 // add folds one batch into m: its per-thread times (combined with -a when
 // not adaptive), its iterations and the errors --check-timed saw.
-func (r *runner) add(m *measurement, results []threadResult) {
+func (r *runner) add(m *measurement, results []threadResult) error {
 	secs := make([]float64, 0, len(results))
 	for _, res := range results {
 		secs = append(secs, res.sec)
 		m.checkedWrong += res.wrong
 	}
 	if r.o.PerIter != 0 || r.o.CheckTimed {
-		m.iters = append(m.iters, maxOverThreads(results)...)
+		// Every process holds the slowest thread's times of the job.
+		it := maxOverThreads(results)
+		if err := r.job.maxFloats(it); err != nil {
+			return err
+		}
+		m.iters = append(m.iters, it...)
 	}
 	if r.o.Precision <= 0 {
-		m.timeUs = combine(secs, r.o.Average) * 1e6
+		t, err := r.job.combine(secs, r.o.Average)
+		if err != nil {
+			return err
+		}
+		m.timeUs = t * 1e6
 	} else {
 		// Adaptive: the time is the mean of every iteration's slowest
 		// thread, over all batches.
 		m.timeUs = mean(m.iters)
 	}
+	return nil
 }
 
 // measure times one placement of a point on every thread and combines the
@@ -281,7 +312,9 @@ func (r *runner) measure(p point, inPlace bool) (measurement, error) {
 		if err != nil {
 			return m, err
 		}
-		r.add(&m, results)
+		if err := r.add(&m, results); err != nil {
+			return m, err
+		}
 		if o.Precision <= 0 {
 			break
 		}
@@ -289,8 +322,12 @@ func (r *runner) measure(p point, inPlace bool) (measurement, error) {
 			m.stop = "precision"
 			break
 		}
-		if time.Since(began) >= o.MaxTime {
+		// Processes stop together: when any has spent the time.
+		if capped, err := r.job.any(time.Since(began) >= o.MaxTime); err != nil || capped {
 			m.stop = "time-cap"
+			if err != nil {
+				return m, err
+			}
 			break
 		}
 	}
@@ -324,10 +361,16 @@ func (r *runner) finish(m *measurement, p point, inPlace bool, seed uint64) erro
 			}
 			m.wrong += w
 		}
+		if err := r.job.sumInt64(&m.wrong); err != nil { // every process's ranks
+			return err
+		}
 	}
 	if o.Bitwise > 0 {
 		d, err := r.bitwise(p, inPlace, seed)
 		if err != nil {
+			return err
+		}
+		if err := r.job.sumInt64(&d); err != nil {
 			return err
 		}
 		m.bitdiff = d
@@ -371,10 +414,17 @@ func (r *runner) measureInterleaved(p point, inPlace bool, forces []ccl.Forced) 
 			if err != nil {
 				return nil, err
 			}
-			if time.Since(t0) < interleaveBatch {
+			// Every process grows the batch alike: while none took long.
+			long, err := r.job.any(time.Since(t0) >= interleaveBatch)
+			if err != nil {
+				return nil, err
+			}
+			if !long {
 				iters[i] = min(2*iters[i], 1<<16)
 			}
-			r.add(&ms[i], results)
+			if err := r.add(&ms[i], results); err != nil {
+				return nil, err
+			}
 			ms[i].chosen = r.comms[0].LastChoice()
 		}
 		if o.Precision <= 0 {
@@ -387,7 +437,11 @@ func (r *runner) measureInterleaved(p point, inPlace bool, forces []ccl.Forced) 
 		for i := range ms {
 			all = all && medianWithin(ms[i].iters, o.Precision)
 		}
-		if all || time.Since(began) >= budget {
+		spent, err := r.job.any(time.Since(began) >= budget)
+		if err != nil {
+			return nil, err
+		}
+		if all || spent {
 			for i := range ms {
 				ms[i].stop = "time-cap"
 				if medianWithin(ms[i].iters, o.Precision) {
@@ -512,7 +566,7 @@ func (r *runner) dataArgs(rank int, p point, seed uint64) dataArgs {
 // bitwise runs the operation -K more times on the same inputs and counts
 // the output bits that differ from the first run.
 func (r *runner) bitwise(p point, inPlace bool, seed uint64) (int64, error) {
-	ref := make([][]byte, r.n())
+	ref := make([][]byte, len(r.comms))
 	var diff int64
 	for k := 0; k <= r.o.Bitwise; k++ {
 		r.prepare(r.comms, p, inPlace, seed, 0)
@@ -521,12 +575,13 @@ func (r *runner) bitwise(p point, inPlace bool, seed uint64) (int64, error) {
 		}
 		for _, c := range r.comms {
 			_, recv := r.views(c.Rank(), p, inPlace, r.unalignBytes(p))
+			l := c.Rank() - r.base
 			if k == 0 {
-				ref[c.Rank()] = append([]byte(nil), recv...)
+				ref[l] = append([]byte(nil), recv...)
 				continue
 			}
 			for i := range recv {
-				diff += int64(bits.OnesCount8(recv[i] ^ ref[c.Rank()][i]))
+				diff += int64(bits.OnesCount8(recv[i] ^ ref[l][i]))
 			}
 		}
 	}
@@ -594,13 +649,16 @@ func stats(us []float64) *iterStats {
 	return &iterStats{minUs: s[0], maxUs: s[n-1], p99Us: p99, cvPct: cv, medUs: s[n/2]}
 }
 
-// barrier is a reusable barrier for the -t threads.
+// barrier is a reusable barrier for the -t threads, and through across
+// for every thread of every process of a job.
 type barrier struct {
-	mu    sync.Mutex
-	cond  *sync.Cond
-	n     int
-	count int
-	gen   int
+	mu     sync.Mutex
+	cond   *sync.Cond
+	n      int
+	count  int
+	gen    int
+	err    error        // the last crossing's error, guarded by mu
+	across func() error // the processes' barrier, run by the last thread in; nil in one process
 }
 
 func newBarrier(n int) *barrier {
@@ -609,18 +667,28 @@ func newBarrier(n int) *barrier {
 	return b
 }
 
-func (b *barrier) wait() {
+func (b *barrier) wait() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	gen := b.gen
 	if b.count++; b.count == b.n {
+		b.err = nil
+		if b.across != nil {
+			// The other threads are parked on cond; the lock is not
+			// needed while the processes meet.
+			b.mu.Unlock()
+			err := b.across()
+			b.mu.Lock()
+			b.err = err
+		}
 		b.count, b.gen = 0, b.gen+1
 		b.cond.Broadcast()
-		return
+		return b.err
 	}
 	for gen == b.gen {
 		b.cond.Wait()
 	}
+	return b.err
 }
 
 func mean(v []float64) float64 {

@@ -18,8 +18,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/gccl/gccl/lib/bootstrap"
 	"github.com/gccl/gccl/lib/ccl"
+	"github.com/gccl/gccl/lib/exact"
 	"github.com/gccl/gccl/lib/reduce"
 	"github.com/gccl/gccl/results"
 )
@@ -43,22 +43,6 @@ func VersionLine(prog string) string {
 // the binaries follow.
 const NCCLTestsVersion = "2.19.6"
 
-// singleProcess refuses a launch of several processes (mpirun -np 4,
-// srun, torchrun): each would run a job of its own, and the table would be
-// N one-process tables. The ranks of a run live in one process until the
-// bootstrap across processes lands.
-func singleProcess(lookup func(string) (string, bool)) error {
-	l, err := bootstrap.Detect(lookup)
-	if err != nil && !errors.Is(err, bootstrap.ErrNoRendezvous) {
-		return usagef("%v", err)
-	}
-	if l.Size > 1 {
-		return usagef("started by %s as rank %d of %d processes: this build runs every rank in one process (each of the %d would measure a job of its own); start one process with -t/-g for the ranks instead",
-			l.Launcher, l.Rank, l.Size, l.Size)
-	}
-	return nil
-}
-
 // Main runs test t with the command line args (without the program name),
 // printing to stdout and stderr, and returns the process exit code.
 func Main(t *Test, args []string, stdout, stderr io.Writer) int {
@@ -79,20 +63,43 @@ func run(t *Test, be Backend, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, VersionLine(t.Prog))
 		return exitOK
 	}
-	if err := singleProcess(os.LookupEnv); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", t.Prog, err)
-		return exitInvalidUsage
-	}
 	if err := o.fitAlgos(t.Collective); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", t.Prog, err)
 		return exitInvalidUsage
 	}
-	e := &engine{t: t, o: o, be: be, out: stdout, errw: stderr, started: time.Now(), env: o.recordEnv()}
-	code, err := e.run()
+	if o.NP > 0 {
+		return launchProcesses(t, o, args, stdout, stderr)
+	}
+	j, err := joinJob(os.LookupEnv, o.timeout())
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", t.Prog, err)
+		return exitCode(err)
+	}
+	defer j.close()
+	if _, ok := be.(Embedded); ok && j != nil {
+		be = Embedded{job: j}
+	}
+	e := &engine{t: t, o: o, be: be, out: stdout, errw: stderr, started: time.Now(), env: o.recordEnv(), job: j}
+	if j != nil && j.proc != 0 {
+		// Process 0 prints the table and writes the files; the others
+		// report only their errors.
+		e.out = io.Discard
+		o.JSONFile, o.Out, o.CSV, o.Plot = "", "", "", ""
+	}
+	code, err := e.run()
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", e.who(), err)
 	}
 	return code
+}
+
+// who names this process in error messages: the program, and its place
+// in a job of several processes.
+func (e *engine) who() string {
+	if e.job == nil {
+		return e.t.Prog
+	}
+	return fmt.Sprintf("%s [process %d of %d, pid %d]", e.t.Prog, e.job.proc, e.job.procs, os.Getpid())
 }
 
 // engine is one invocation.
@@ -112,6 +119,8 @@ type engine struct {
 	refCopy float64
 	prog    *progress
 
+	job      *job              // this process's place in a run of several, or nil
+	devices  []string          // "# Using devices" lines of every process's ranks
 	intr     *interrupts       // Ctrl-C and SIGTERM (interrupt.go)
 	plotRecs []results.Record  // the run's records, kept for --plot
 	env      map[string]string // the GCCL_*/NCCL_* variables in force (Options.recordEnv)
@@ -120,6 +129,12 @@ type engine struct {
 func (e *engine) run() (int, error) {
 	o, t := e.o, e.t
 	e.n = o.nRanks()
+	if e.job != nil {
+		e.n *= e.job.procs
+		if e.n > exact.MaxRanks && (o.Check > 0 || o.CheckTimed || o.Bitwise > 0) {
+			return exitInvalidUsage, usagef("%d processes x -t x -g = %d ranks with a data check: the check's exact values cover at most %d ranks; use -c 0 (and no --check-timed or -K) to measure more ranks unchecked", e.job.procs, e.n, exact.MaxRanks)
+		}
+	}
 	if t.bind != nil {
 		bound, err := t.bind(o, e.n)
 		if err != nil {
@@ -162,9 +177,16 @@ func (e *engine) run() (int, error) {
 	defer e.watchInterrupts()()
 	e.refCopy = copyBandwidth()
 
+	if err := e.gatherDevices(); err != nil {
+		return exitInternal, err
+	}
 	e.printHeader()
 	units := len(configs) * len(o.Types) * len(ops) * len(roots) * len(sizes) * max(o.Cycles, 1)
-	e.prog = newProgress(e.errw, units)
+	if e.job != nil && e.job.proc != 0 {
+		e.prog = newProgress(io.Discard, units)
+	} else {
+		e.prog = newProgress(e.errw, units)
+	}
 	defer e.prog.done()
 
 	label := len(configs) > 1 || o.hasAxes()
@@ -221,8 +243,7 @@ func (e *engine) runConfig(rc RunConfig, sizes []int64, ops []reduce.Op, roots [
 			c.Destroy()
 		}
 	}()
-	r := &runner{t: e.t, o: o, comms: comms, bar: newBarrier(o.Threads)}
-	r.bufs = allocBuffers(e.n, o.MaxBytes, o.Unalign)
+	r := e.newRunner(comms)
 	if err := e.warmUp(r, sizes, ops, roots, nil); err != nil {
 		return exitCode(err), err
 	}
@@ -295,8 +316,7 @@ func (e *engine) runInterleaved(configs []RunConfig, sizes []int64, ops []reduce
 			c.Destroy()
 		}
 	}()
-	r := &runner{t: e.t, o: o, comms: comms, bar: newBarrier(o.Threads)}
-	r.bufs = allocBuffers(e.n, o.MaxBytes, o.Unalign)
+	r := e.newRunner(comms)
 	if err := e.warmUp(r, sizes, ops, roots, forces); err != nil {
 		return exitCode(err), err
 	}
@@ -418,7 +438,7 @@ func (e *engine) record(rc RunConfig, p point, inPlace bool, m measurement, algB
 	r := results.Record{
 		Schema: results.SchemaVersion, Tool: "gccl " + Version, GitRev: gitRev(), Timestamp: e.started,
 		Host: host, CPU: cpuModel(), Cores: runtime.NumCPU(), GoVersion: runtime.Version(), Backend: e.be.Name(),
-		NRanks: e.n, NProcs: 1, NHosts: max(m.chosen.NHosts, 1),
+		NRanks: e.n, NProcs: e.job.size(), RanksPerProc: e.n / e.job.size(), Launcher: e.job.launcher(), NHosts: max(m.chosen.NHosts, 1),
 		Collective: e.t.Collective, Type: p.dt.String(), Op: opName(e.t, p.op.String()), Root: p.root,
 		Algorithm: orAuto(rc.Algo), Protocol: orAuto(rc.Proto), Channels: rc.NChannels, BuffSize: rc.BuffSize,
 		ChosenAlgo: m.chosen.Algo, ChosenProto: m.chosen.Proto, ChosenCh: m.chosen.NChannels,
@@ -475,15 +495,32 @@ func (e *engine) printHeader() {
 	}
 	fmt.Fprintln(e.out, "#")
 	fmt.Fprintln(e.out, "# Using devices")
-	host, _ := os.Hostname()
-	for r := 0; r < e.n; r++ {
-		bus, desc := e.be.Device(r)
-		fmt.Fprintf(e.out, "#  Rank %2d Group %2d Pid %6d on %10s device %2d [%s] %s\n", r, 0, os.Getpid(), host, r, bus, desc)
+	for _, l := range e.devices {
+		fmt.Fprintln(e.out, l)
 	}
 	if o.MemReport != 0 {
 		per := 2 * (o.MaxBytes + int64(o.Unalign)*8)
 		fmt.Fprintf(e.out, "# %-20s : buffers %s per rank | Total %s\n", "Host memory usage", results.SizeLabel(per), results.SizeLabel(per*int64(e.n)))
 	}
+}
+
+// gatherDevices makes the "# Using devices" lines: one per rank of every
+// process (its host and pid), in rank order.
+func (e *engine) gatherDevices() error {
+	host, _ := os.Hostname()
+	local, base := e.n, 0
+	if e.job != nil {
+		local = e.n / e.job.procs
+		base = e.job.proc * local
+	}
+	var mine []string
+	for r := base; r < base+local; r++ {
+		bus, desc := e.be.Device(r)
+		mine = append(mine, fmt.Sprintf("#  Rank %2d Group %2d Pid %6d on %10s device %2d [%s] %s", r, 0, os.Getpid(), host, r-base, bus, desc))
+	}
+	var err error
+	e.devices, err = e.job.deviceLines(mine)
+	return err
 }
 
 // printFooter prints nccl-tests' summary and returns the exit code.

@@ -53,6 +53,7 @@ type Options struct {
 	Blocking                        int    // -z
 	StreamNull                      int    // -y
 	Timeout                         int    // -T seconds
+	NP                              int    // --np: processes the built-in launcher starts
 	Average                         int    // -a
 	PerIter                         int    // -I
 	Bitwise                         int    // -K
@@ -169,6 +170,7 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	fs.StringVar(&o.CSV, "csv", "", "write result records as CSV to this file (never overwrites: --force)")
 	fs.BoolVar(&o.Force, "force", false, "overwrite existing result and plot files (--out, --csv, -J, --plot)")
 	fs.StringVar(&o.Backend, "backend", "embedded", "collective backend: embedded")
+	fs.IntVar(&o.NP, "np", 0, "start this many processes on this host (built-in launcher), each with -t x -g ranks; process 0 prints the table")
 	fs.BoolVar(&o.ShowVersion, "version", false, "print the version (gccl, nccl-tests compatibility, Go, build revision) and exit")
 	fs.StringVar(&o.Plot, "plot", "", "write the busBW curves of this run (out-of-place, one per configuration) to this image: .png, .svg or .pdf (never overwrites: --force)")
 	if err := fs.Parse(args); err != nil {
@@ -267,6 +269,8 @@ func (o *Options) validate() error {
 		return usagef("invalid -a/--average %d: want 0 (rank 0), 1 (mean), 2 (min) or 3 (max)", o.Average)
 	case o.Blocking < 0 || o.Blocking > 3:
 		return usagef("invalid -z/--blocking %d: want 0, 1, 2 or 3", o.Blocking)
+	case o.NP < 0 || o.NP > 1024:
+		return usagef("invalid --np %d: want 1 to 1024 processes (0: this process alone)", o.NP)
 	case o.Timeout < 0:
 		return usagef("invalid -T/--timeout %d: want seconds >= 0", o.Timeout)
 	case o.Unalign < 0:

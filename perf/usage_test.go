@@ -60,24 +60,27 @@ func TestSizeListOverflow(t *testing.T) {
 	}
 }
 
-// Started as one of several processes by a launcher, a binary refuses
-// rather than run N one-process jobs; a launcher's job of one runs.
+// Started as one of several processes by a launcher that gives no way to
+// meet, a binary fails at once saying what to set, rather than run N
+// one-process jobs; a launcher's job of one runs.
 func TestLauncherOfSeveralProcesses(t *testing.T) {
 	cleanBwEnv(t)
+	unsetenv(t, "GCCL_JOB_TOKEN")
+	unsetenv(t, "GCCL_COMM_ID")
 	for _, c := range []struct {
 		env  [][2]string
 		want string
 	}{
-		{[][2]string{{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "4"}}, "started by openmpi as rank 1 of 4 processes"},
-		{[][2]string{{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_JOB_ID", "7"}, {"GCCL_SINGLE_HOST", "1"}}, "started by slurm as rank 0 of 2"},
-		{[][2]string{{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "1"}}, "started by torchrun as rank 0 of 2"},
+		{[][2]string{{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "4"}}, "openmpi says 4 processes but gives no job id; set GCCL_COMM_ID"},
+		{[][2]string{{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_JOB_ID", "7"}, {"SLURM_LOCALID", "0"}, {"SLURM_NTASKS_PER_NODE", "1"}}, "set GCCL_COMM_ID=host:port (the rank-0 host and a free port), or GCCL_SINGLE_HOST=1"},
+		{[][2]string{{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "1"}}, "no job token: set GCCL_JOB_TOKEN"},
 	} {
 		for _, kv := range c.env {
 			t.Setenv(kv[0], kv[1])
 		}
 		r := runPerf(t, AllReduce, tiny...)
 		if r.code != exitInvalidUsage || !strings.Contains(r.stderr, c.want) || len(dataRows(r.stdout)) != 0 {
-			t.Errorf("%v: exit %d, stderr %q", c.env, r.code, r.stderr)
+			t.Errorf("%v: exit %d, stderr %q, want %q", c.env, r.code, r.stderr, c.want)
 		}
 		for _, kv := range c.env {
 			unsetenv(t, kv[0])

@@ -36,6 +36,11 @@ type Record struct {
 	NRanks int `json:"nranks"`
 	NProcs int `json:"nprocs,omitempty"`
 	NHosts int `json:"nhosts,omitempty"`
+	// RanksPerProc is each process's ranks (-t x -g); Launcher what
+	// started the processes: "openmpi", "slurm", "pmi", "torchrun",
+	// "gccl" (--np), or "" for one process started on its own.
+	RanksPerProc int    `json:"ranks_per_proc,omitempty"`
+	Launcher     string `json:"launcher,omitempty"`
 
 	// What ran.
 	Collective string `json:"collective"` // allreduce, allgather, ..., sendrecv, hypercube

@@ -37,6 +37,14 @@ type Launch struct {
 
 // Variables read by Detect.
 const (
+	// The built-in launcher's (package launch: perf --np).
+	EnvLaunchRank      = "GCCL_LAUNCH_RANK"
+	EnvLaunchSize      = "GCCL_LAUNCH_SIZE"
+	EnvLaunchLocalRank = "GCCL_LAUNCH_LOCAL_RANK"
+	EnvLaunchJobID     = "GCCL_LAUNCH_JOBID"
+	// EnvJobToken is the job's shared secret (see IDFor).
+	EnvJobToken = "GCCL_JOB_TOKEN"
+
 	EnvCommID     = "GCCL_COMM_ID"     // host:port of the bootstrap root
 	EnvMasterAddr = "MASTER_ADDR"      // torchrun's root host
 	EnvMasterPort = "MASTER_PORT"      // torchrun's root port
@@ -60,6 +68,7 @@ type launcher struct {
 // are both set wins. Open MPI and Slurm come before PMI: mpirun under
 // Slurm sets both, and Open MPI's own variables are the process's.
 var launchers = []launcher{
+	{name: "gccl", rank: EnvLaunchRank, size: EnvLaunchSize, localRank: EnvLaunchLocalRank, jobID: []string{EnvLaunchJobID}},
 	{name: "openmpi", rank: "OMPI_COMM_WORLD_RANK", size: "OMPI_COMM_WORLD_SIZE", localRank: "OMPI_COMM_WORLD_LOCAL_RANK",
 		jobID: []string{"OMPI_MCA_ess_base_jobid", "OMPI_MCA_orte_hnp_uri", "PMIX_NAMESPACE"}},
 	{name: "slurm", rank: "SLURM_PROCID", size: "SLURM_NTASKS", localRank: "SLURM_LOCALID",
@@ -68,6 +77,18 @@ var launchers = []launcher{
 		jobID: []string{"PMI_KVSNAME", "PMIX_NAMESPACE", "PMI_FD"}},
 	{name: "torchrun", rank: "RANK", size: "WORLD_SIZE", localRank: "LOCAL_RANK",
 		jobID: []string{"TORCHELASTIC_RUN_ID"}},
+}
+
+// LauncherVariables are the variables by which each launcher tells a
+// process its place: what a launcher of its own clears from the
+// environment it hands down, so an outer launcher cannot confuse it.
+func LauncherVariables() []string {
+	var vs []string
+	for _, l := range launchers {
+		vs = append(vs, l.rank, l.size, l.localRank)
+		vs = append(vs, l.jobID...)
+	}
+	return vs
 }
 
 // Detect reads the launcher's variables through lookup (os.LookupEnv).

@@ -52,6 +52,10 @@ type channel struct {
 	// kick arriving just before the work from being lost), cleared by a
 	// runner that starts.
 	wanted atomic.Bool
+	// remoteKick is wanted's word for peers in other processes, in shared
+	// memory (nil in a world of one process): set by their kick, consumed
+	// by post.
+	remoteKick *atomic.Uint32
 
 	scratch        []byte      // LL/LL128 staging; owned by the runner
 	scratch2       []byte      // the tree's second staging buffer; owned by the runner
@@ -63,9 +67,19 @@ func newChannel(c *Comm, id int) *channel {
 	ring := c.w.rings[id]
 	ch := &channel{
 		comm: c, id: id, nRanks: c.w.n, rank: c.rank, ring: ring, ix: ring.Index(c.rank),
-		waiter: proto.NewWaiter(c.w.abort, c.w.set.timeout),
-		idle:   proto.NewWaiter(c.stop, 0),
 		exited: make(chan struct{}),
+	}
+	if j := c.w.job; j != nil {
+		// Posters in other processes wake these goroutines through bells,
+		// and read what they wait for when the job hangs.
+		ch.waiter = proto.NewBellWaiter(c.w.abort, c.w.set.timeout, j.bell(c.rank, id, runBellOff))
+		ch.idle = proto.NewBellWaiter(c.stop, 0, j.bell(c.rank, id, idleBellOff))
+		rec := j.progressOf(c.rank, id)
+		ch.waiter.OnPark, ch.waiter.OnResume = rec.set, rec.clear
+		ch.remoteKick = j.kickWord(c.rank, id)
+	} else {
+		ch.waiter = proto.NewWaiter(c.w.abort, c.w.set.timeout)
+		ch.idle = proto.NewWaiter(c.stop, 0)
 	}
 
 	if ch.nRanks > 1 {
@@ -91,7 +105,7 @@ func (ch *channel) post(w *chanWork) {
 	// goroutine now would only make it lose the race to Synchronize. The
 	// other channels start now, in parallel, and so does channel 0 when its
 	// last work was not run by Synchronize.
-	if ch.id != 0 || ch.selfRun.Load() || ch.wanted.Swap(false) {
+	if ch.id != 0 || ch.selfRun.Load() || ch.wanted.Swap(false) || (ch.remoteKick != nil && ch.remoteKick.Swap(0) != 0) {
 		ch.idle.Wake()
 	}
 }
@@ -115,6 +129,9 @@ func (ch *channel) tryDrain(byOwner bool) bool {
 	}
 	ch.selfRun.Store(byOwner)
 	ch.wanted.Store(false)
+	if ch.remoteKick != nil {
+		ch.remoteKick.Store(0)
+	}
 	for ch.pending() {
 		ch.mu.Lock()
 		w := ch.queue[ch.head]

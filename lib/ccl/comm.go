@@ -54,8 +54,16 @@ type world struct {
 	procs      int                                // GOMAXPROCS at InitAll: processors the runners share
 	geom       [proto.NumProtocols][4][2]geometry // [proto][log2 elt][chunkSteps/4]
 
-	mu    sync.Mutex // guards conns
-	conns map[connKey]*ends
+	mu       sync.Mutex // guards conns and closers
+	conns    map[connKey]*ends
+	closers  []func() // release connections' shared memory at teardown
+	released int      // local communicators destroyed
+
+	// local are the communicators of the ranks this process holds (every
+	// rank for InitAll; comms[r] is nil for a rank of another process).
+	local []*Comm
+	// job links the processes of a world across processes; nil in one.
+	job *job
 }
 
 // geometry is a protocol's chunking for one element size, computed once.
@@ -95,6 +103,9 @@ const (
 
 var connKindNames = [...]string{"ring", "tree up", "tree down", "p2p"}
 
+// connKindTags name the kinds in shared-memory segment names.
+var connKindTags = [...]string{"ring", "tup", "tdn", "p2p"}
+
 type connKey struct {
 	from, to, ch int
 	kind         connKind
@@ -118,20 +129,53 @@ func (w *world) connect(from, to, ch int, kind connKind, p proto.Protocol, buff 
 	if e, ok := w.conns[k]; ok {
 		return e, nil
 	}
+	sender, receiver := w.comms[from], w.comms[to]
+	sides := transport.BothSides
+	switch {
+	case receiver == nil:
+		sides = transport.SendOnly
+	case sender == nil:
+		sides = transport.RecvOnly
+	}
+	if err := w.abort.Err(); err != nil {
+		return nil, err // no new segments once the job failed
+	}
 	c, err := transport.Connect(w.transports, transport.Request{
 		From: w.peers[from], To: w.peers[to], Channel: ch, Proto: p,
-		BuffSize: buff, Options: w.set.fifo,
+		BuffSize: buff, Options: w.set.fifo, Kind: connKindTags[kind], Sides: sides,
 	})
 	if err != nil {
+		if aerr := w.abort.Err(); aerr != nil {
+			return nil, aerr // the cause, not what it did to this connection
+		}
 		return nil, err
 	}
-	sender, receiver := w.comms[from].channels[ch], w.comms[to].channels[ch]
-	c.SendSide.SendWaiter, c.RecvSide.RecvWaiter = sender.waiter, receiver.waiter
-	c.RecvSide.SendKick, c.SendSide.RecvKick = sender.kick, receiver.kick
+	if c.Close != nil {
+		w.closers = append(w.closers, c.Close)
+	}
 	desc := fmt.Sprintf("rank %d -> rank %d, channel %d (%s)", from, to, ch, connKindNames[kind])
-	s, _ := proto.NewEnds(c.SendSide, desc)
-	_, r := proto.NewEnds(c.RecvSide, desc)
-	e := &ends{send: s, recv: r}
+	e := &ends{}
+	if sender != nil {
+		sc := sender.channels[ch]
+		c.SendSide.SendWaiter = sc.waiter
+		if receiver != nil {
+			c.SendSide.RecvWaiter, c.SendSide.RecvKick = receiver.channels[ch].waiter, receiver.channels[ch].kick
+		} else {
+			// The receiver's goroutine is in another process: ring its bell.
+			c.SendSide.RecvWaiter, c.SendSide.RecvKick = w.job.remoteWaiter(to, ch), w.job.remoteKick(to, ch)
+		}
+		e.send, _ = proto.NewEnds(c.SendSide, desc)
+	}
+	if receiver != nil {
+		rc := receiver.channels[ch]
+		c.RecvSide.RecvWaiter = rc.waiter
+		if sender != nil {
+			c.RecvSide.SendWaiter, c.RecvSide.SendKick = sender.channels[ch].waiter, sender.channels[ch].kick
+		} else {
+			c.RecvSide.SendWaiter, c.RecvSide.SendKick = w.job.remoteWaiter(from, ch), w.job.remoteKick(from, ch)
+		}
+		_, e.recv = proto.NewEnds(c.RecvSide, desc)
+	}
 	w.conns[k] = e
 	return e, nil
 }
@@ -257,6 +301,7 @@ type Comm struct {
 	// finished counts plans whose every channel is done. Written (Add) by
 	// the channel goroutine that finishes a plan last; read by Synchronize.
 	finished   atomic.Uint64
+	progress   *opCounters   // enqueued/finished in shared memory (a job across processes), else nil
 	syncWaiter *proto.Waiter // wakes Synchronize; no timeout (work times out)
 	stop       *proto.Abort  // triggered by Destroy: channel goroutines exit when idle
 }
@@ -268,34 +313,60 @@ func InitAll(n int, cfg Config) ([]*Comm, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("ccl: InitAll: %d ranks: want at least 1", n)
 	}
-	if !cfg.EnvResolved {
-		var err error
-		if cfg, err = cfg.FromEnv(); err != nil {
-			return nil, err
-		}
-	}
-	set, err := cfg.validate()
+	set, err := resolve(cfg)
 	if err != nil {
 		return nil, err
 	}
 	host, _ := os.Hostname()
+	peers := make([]transport.Peer, n)
+	ranks := make([]int, n)
+	for r := range peers {
+		peers[r] = transport.Peer{Rank: r, Host: host, Pid: os.Getpid()}
+		ranks[r] = r
+	}
+	w := newWorld(n, set, peers, runtime.GOMAXPROCS(0))
+	w.start(ranks, nil)
+	return w.comms, nil
+}
+
+// resolve applies the environment (unless cfg.EnvResolved) and validates.
+func resolve(cfg Config) (settings, error) {
+	if !cfg.EnvResolved {
+		var err error
+		if cfg, err = cfg.FromEnv(); err != nil {
+			return settings{}, err
+		}
+	}
+	return cfg.validate()
+}
+
+// newWorld sets up what the communicators of n ranks share; procs is the
+// processor count the model and the spin policy assume.
+func newWorld(n int, set settings, peers []transport.Peer, procs int) *world {
 	w := &world{
 		n: n, set: set, abort: proto.NewAbort(),
 		rings:      topo.Rings(n, set.maxCh),
 		transports: []transport.Transport{transport.InProc{}},
 		conns:      map[connKey]*ends{},
+		peers:      peers,
+		procs:      procs,
+		comms:      make([]*Comm, n),
 	}
 	w.initGeometry()
-	w.procs = runtime.GOMAXPROCS(0)
 	w.initHosts()
 	// Every host is in this process today: they share its processors.
 	w.model = tuning.Model{C: set.model.ForOneProcess(w.procs, w.nHosts)}
 	w.table = set.table.For(n, w.nHosts)
 	w.debug = set.debug
-	for r := 0; r < n; r++ {
-		w.peers = append(w.peers, transport.Peer{Rank: r, Host: host, Pid: os.Getpid()})
-	}
-	for r := 0; r < n; r++ {
+	return w
+}
+
+// start creates the communicators of the ranks this process holds and
+// starts their channel goroutines. j is nil for a world in one process.
+func (w *world) start(ranks []int, j *job) {
+	w.job = j
+	set := w.set
+	for _, r := range ranks {
 		c := &Comm{w: w, rank: r, stop: proto.NewAbort()}
 		c.force = forced{algo: set.algo, proto: set.proto, nChannels: set.nChannels, maxCh: set.maxCh}
 		c.ringConns = make([][proto.NumProtocols]*ringConn, set.maxCh)
@@ -304,14 +375,19 @@ func InitAll(n int, cfg Config) ([]*Comm, error) {
 		for ch := 0; ch < set.maxCh; ch++ {
 			c.channels = append(c.channels, newChannel(c, ch))
 		}
-		w.comms = append(w.comms, c)
+		if j != nil {
+			c.progress = j.rankProgress(r)
+			rank := r
+			c.stop.OnTrigger(func() { j.ringIdle(rank) })
+		}
+		w.comms[r] = c
+		w.local = append(w.local, c)
 	}
-	for _, c := range w.comms {
+	for _, c := range w.local {
 		for _, ch := range c.channels {
 			go ch.loop()
 		}
 	}
-	return w.comms, nil
 }
 
 // initHosts groups the ranks into hosts of set.ranksPerHost consecutive
@@ -406,16 +482,34 @@ func (c *Comm) Destroy() error {
 	for _, ch := range c.channels {
 		<-ch.exited
 	}
+	c.w.release()
 	if errors.Is(err, ErrAborted) {
 		return nil // the abort was reported by the operations that saw it
 	}
 	return err
 }
 
+// release is called by each local communicator's Destroy once its
+// goroutines have exited; the last one tears down what the world holds
+// across processes.
+func (w *world) release() {
+	w.mu.Lock()
+	w.released++
+	last := w.released == len(w.local)
+	w.mu.Unlock()
+	if last && w.job != nil {
+		w.job.teardown(w)
+	}
+}
+
 // fail aborts the world because an operation on rank c cannot complete.
 func (c *Comm) fail(ch int, err error) {
 	if errors.Is(err, ErrAborted) {
 		return
+	}
+	if j := c.w.job; j != nil && errors.Is(err, ErrTimeout) {
+		// Where every rank of every process stands: the hang dump.
+		err = fmt.Errorf("%w\n%s", err, j.dump())
 	}
 	c.w.abort.Trigger(fmt.Errorf("rank %d channel %d: %w", c.rank, ch, err))
 }
@@ -453,7 +547,10 @@ func (p *plan) channelDone() {
 	c := p.comm
 	if p.pending.Add(-1) == 0 {
 		p.finish()
-		c.finished.Add(1)
+		done := c.finished.Add(1)
+		if c.progress != nil {
+			c.progress.finished.Store(done)
+		}
 		c.syncWaiter.Wake()
 		for _, ch := range c.channels { // channels holding the next plan back
 			ch.waiter.Wake()

@@ -275,6 +275,7 @@ type settings struct {
 	ranksPerHost int            // 0: every rank on one host
 	nChannels    int            // forced count, or 0 for auto
 	maxCh        int            // channel goroutines per rank
+	maxChAuto    bool           // maxCh was not forced (a job across processes fits it to the cores)
 	buff         proto.BuffSizes
 	timeout      time.Duration
 	fifo         proto.FifoOptions
@@ -314,6 +315,7 @@ func (c Config) validate() (settings, error) {
 	}
 	if s.maxCh == 0 {
 		s.maxCh = DefaultMaxNChannels()
+		s.maxChAuto = true
 	}
 	for _, b := range []struct {
 		field string

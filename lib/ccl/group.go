@@ -104,6 +104,9 @@ func (c *Comm) launch(tasks []task) error {
 		return nil
 	}
 	c.enqueued++
+	if c.progress != nil {
+		c.progress.enqueued.Store(c.enqueued)
+	}
 	pl.seq = c.enqueued
 	pl.spin = 0
 	if int(n)*c.Size() <= c.w.procs {

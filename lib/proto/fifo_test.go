@@ -70,6 +70,8 @@ func newSplitFifo(t testing.TB, p proto.Protocol, size int, opt proto.FifoOption
 	}
 	abort := proto.NewAbort()
 	sendBell, recvBell := proto.BellAt(aligned(proto.BellBytes)), proto.BellAt(aligned(proto.BellBytes))
+	abort.OnTrigger(sendBell.Interrupt)
+	abort.OnTrigger(recvBell.Interrupt)
 	fs.SendWaiter = proto.NewBellWaiter(abort, waitTimeout, sendBell)
 	fs.RecvWaiter = proto.RemoteWaiter(recvBell)
 	fr.RecvWaiter = proto.NewBellWaiter(abort, waitTimeout, recvBell)
@@ -451,8 +453,8 @@ func TestStreamSplitViews(t *testing.T) {
 				t.Run(fmt.Sprintf("%v/start%d/slow%v", p, start, slow), func(t *testing.T) {
 					res, err := runStream(t, streamCfg{
 						proto: p, buff: protoBuff(p), opt: proto.FifoOptions{StartStep: start},
-						ops:        600,
-						size:       func(step uint64, c int) int { return 1 + randomSize(step, c-1) },
+						ops:  600,
+						size: func(step uint64, c int) int { return 1 + randomSize(step, c-1) },
 						// A slow receiver waits for a full FIFO, which a sender
 						// aligning to a 2-step slice never makes: 1-step slices.
 						sliceSteps: func(op int) int { return 1 + op/7%2*btoi(!slow) },
@@ -482,7 +484,9 @@ func btoi(b bool) int {
 // (promptly, not after its nap) and times out with the wait's description.
 func TestBellWaiterAbortAndTimeout(t *testing.T) {
 	abort := proto.NewAbort()
-	w := proto.NewBellWaiter(abort, 0, proto.BellAt(aligned(proto.BellBytes)))
+	bell := proto.BellAt(aligned(proto.BellBytes))
+	abort.OnTrigger(bell.Interrupt)
+	w := proto.NewBellWaiter(abort, 0, bell)
 	done := make(chan error, 1)
 	go func() { done <- w.Park(func() bool { return false }, func() string { return "nothing" }) }()
 	time.Sleep(20 * time.Millisecond)

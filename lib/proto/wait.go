@@ -139,6 +139,13 @@ type Waiter struct {
 	// bell, when set, is where this waiter sleeps instead of on wake: a
 	// futex word that a poster in another process can reach.
 	bell *Bell
+
+	// OnPark, when set, is told what the waiter waits for each time it is
+	// about to sleep, and OnResume when it woke with its wait over: a
+	// record that other processes read when the job hangs. Set once
+	// before the waiter is used.
+	OnPark   func(what string)
+	OnResume func()
 }
 
 // Bell is a waiter's doorbell in memory shared between processes: a
@@ -174,16 +181,21 @@ func (b *Bell) ring() {
 	}
 }
 
+// Interrupt wakes the bell's waiter even if it does not look asleep: its
+// abort signal fired, which no futex sees. The owner of the bell's memory
+// registers it with the abort (Abort.OnTrigger) while the memory is mapped.
+func (b *Bell) Interrupt() {
+	b.seq.Add(1)
+	shm.FutexWake(&b.seq, 1)
+}
+
 // NewBellWaiter is NewWaiter for a goroutine that posters in other
 // processes must be able to wake: it sleeps on bell. Local posters wake it
-// through the same bell.
+// through the same bell. The caller arranges for bell.Interrupt to run when
+// abort triggers.
 func NewBellWaiter(abort *Abort, timeout time.Duration, bell *Bell) *Waiter {
 	w := NewWaiter(abort, timeout)
 	w.bell = bell
-	abort.OnTrigger(func() {
-		bell.seq.Add(1)
-		shm.FutexWake(&bell.seq, 1)
-	})
 	return w
 }
 
@@ -331,6 +343,10 @@ func (w *Waiter) park(ready func() bool, what func() string, start time.Time) er
 // than a nap.
 func (w *Waiter) parkBell(ready func() bool, what func() string, start time.Time) error {
 	b := w.bell
+	if w.OnPark != nil {
+		w.OnPark(what())
+		defer w.OnResume()
+	}
 	for {
 		if w.Abort.Aborted() {
 			return w.Abort.Err()

@@ -139,7 +139,10 @@ func attach(path string, total, size int, timeout time.Duration, stop func() boo
 		}
 		// ENOENT: both ends have mapped a previous segment of this name
 		// and it is gone, or the creator failed; either way wait and see.
-		if time.Now().After(deadline) || (stop != nil && stop()) {
+		if stop != nil && stop() {
+			return nil, fmt.Errorf("shm: opening %s: stopped while waiting for its creator", path)
+		}
+		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("shm: opening %s: %v after %v", path, err, timeout)
 		}
 		time.Sleep(pause)
@@ -151,7 +154,11 @@ func attach(path string, total, size int, timeout time.Duration, stop func() boo
 	}
 	s := &Segment{Path: path, mem: mem, hdr: (*header)(unsafe.Pointer(&mem[0]))}
 	for pause := time.Microsecond; s.hdr.magic.Load() != magic; pause = min(2*pause, time.Millisecond) {
-		if time.Now().After(deadline) || (stop != nil && stop()) {
+		if stop != nil && stop() {
+			s.Close()
+			return nil, fmt.Errorf("shm: opening %s: stopped while waiting for its creator to initialise it", path)
+		}
+		if time.Now().After(deadline) {
 			s.Close()
 			return nil, fmt.Errorf("shm: %s was never initialised by its creator within %v", path, timeout)
 		}

@@ -27,14 +27,33 @@ type Request struct {
 	Proto    proto.Protocol
 	BuffSize int
 	Options  proto.FifoOptions
+	// Kind tells apart the connections two ranks have on one channel
+	// ("ring", "treeup", ...): each has its own memory.
+	Kind string
+	// Sides says which ends this process holds: both ends (ranks of one
+	// process), or one when the other rank lives in another process,
+	// which makes the same request for its own end.
+	Sides Sides
 }
+
+// Sides are the ends of a connection a process holds.
+type Sides uint8
+
+const (
+	BothSides Sides = iota
+	SendOnly
+	RecvOnly
+)
 
 // Conn is one protocol of a directed connection: SendSide is the FIFO the
 // sender writes, RecvSide the one the receiver reads (the same FIFO when the
-// transport shares memory).
+// transport shares memory; nil for an end another process holds).
 type Conn struct {
 	SendSide, RecvSide *proto.Fifo
 	Transport          string
+	// Close releases the connection's memory (nil: the garbage collector
+	// does). Called once both ends' users are gone.
+	Close func()
 }
 
 // Transport is one way of connecting two ranks.

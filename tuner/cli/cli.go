@@ -64,6 +64,8 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return gateCmd(args[1:], stdout, stderr)
 	case "baseline":
 		return baselineCmd(args[1:], stdout, stderr)
+	case perfCommand:
+		return perfChild(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, Usage)
 		return exitOK

@@ -121,13 +121,17 @@ func mergeSizes(a, b []int64) []int64 {
 }
 
 // args are the perf arguments of the run.
-func (r sweepRun) args(iters, warmup int, factor int64, precision string, maxTime time.Duration, interleave bool, out string) []string {
+func (r sweepRun) args(iters, warmup int, factor int64, precision string, maxTime time.Duration, interleave bool, out string, np int) []string {
 	b := r.blocks[0]
 	specs := make([]string, len(r.blocks))
 	for i, b := range r.blocks {
 		specs[i] = b.cfg.spec()
 	}
-	args := []string{"-t", strconv.Itoa(b.nRanks), "--ranks-per-host", strconv.Itoa(b.perHost),
+	threads := b.nRanks
+	if np > 1 {
+		threads = b.nRanks / np // perf starts np processes of threads ranks
+	}
+	args := []string{"-t", strconv.Itoa(threads), "--ranks-per-host", strconv.Itoa(b.perHost),
 		"-b", strconv.FormatInt(r.sizes[0], 10), "-e", strconv.FormatInt(r.sizes[len(r.sizes)-1], 10),
 		"-f", strconv.FormatInt(factor, 10), "-n", strconv.Itoa(iters), "-w", strconv.Itoa(warmup), "-c", "0",
 		"--precision", precision, "--max-time", maxTime.String(), "--out-of-place-only", "--out", out, "--force",
@@ -138,7 +142,37 @@ func (r sweepRun) args(iters, warmup int, factor int64, precision string, maxTim
 	if interleave {
 		args = append(args, "--interleave")
 	}
+	if np > 1 {
+		args = append(args, "--np", strconv.Itoa(np))
+	}
 	return args
+}
+
+// perfCommand is the hidden subcommand that runs one perf test in this
+// binary: what perf --np starts in each process when tune sweep drives it.
+const perfCommand = "_perf"
+
+func init() {
+	perf.ChildCommand = func(t *perf.Test) (string, []string, error) {
+		exe, err := os.Executable()
+		return exe, []string{perfCommand, t.Prog}, err
+	}
+}
+
+// perfChild is "tune _perf PROG ARGS...": the perf test PROG (e.g.
+// all_reduce_perf) with ARGS.
+func perfChild(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintf(stderr, "tune %s: want a perf program name\n", perfCommand)
+		return exitBad
+	}
+	for _, t := range perf.Tests {
+		if t.Prog == args[0] {
+			return perf.Main(t, args[1:], stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "tune %s: unknown perf program %q\n", perfCommand, args[0])
+	return exitBad
 }
 
 // wanted reports whether r is a point the run was for: a run of several
@@ -205,6 +239,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	precision := fs.String("precision", "2%", "repeat batches until the median's 95% confidence interval is within this fraction of it, percent or fraction (2% or 0.02)")
 	maxTime := fs.Duration("max-time", 2*time.Second, "most time spent timing one point, a duration (500ms, 2s)")
 	interleave := fs.Bool("interleave", true, "measure a shape's configurations side by side on one set of communicators, round after round, so a slow spell hits all alike (perf --interleave); false: communicators per configuration")
+	np := fs.Int("np", 0, "run every measurement across this many processes on this host (perf --np), each holding --ranks/np of the ranks; default 0 keeps the ranks in one process")
 	repeat := fs.Int("repeat", 1, "separate runs of every configuration (new communicators each), pooled, so one run's bad luck is outvoted")
 	out := outputFlag(fs, "the results file (JSONL), required; an existing one is resumed: finished points are kept, not redone")
 	force := fs.Bool("force", false, "start over: overwrite the --output file instead of resuming")
@@ -226,12 +261,22 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	if *repeat < 1 {
 		return bad("--repeat %d: want at least 1", *repeat)
 	}
+	if *np < 0 || *np > 1024 {
+		return bad("--np %d: want 1 to 1024 processes (0: the ranks in one process)", *np)
+	}
 	if err := refuseChoiceEnv(os.LookupEnv); err != nil {
 		return bad("%v", err)
 	}
 	plan, err := planSweep(*colls, *ranks, *perHost, *protos, *algos, *chans, *buffs, *auto, *minB, *maxB, *factor)
 	if err != nil {
 		return bad("%v", err)
+	}
+	if *np > 1 {
+		for _, b := range plan {
+			if b.nRanks%*np != 0 {
+				return bad("--ranks %d with --np %d: every process holds as many ranks, so the rank counts must be multiples of --np", b.nRanks, *np)
+			}
+		}
 	}
 	// A run killed mid-block left its records in the part file: keep the
 	// complete ones.
@@ -311,7 +356,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 		default:
 		}
 		tmp := part
-		args := run.args(*iters, *warmup, *factor, *precision, *maxTime, *interleave, tmp)
+		args := run.args(*iters, *warmup, *factor, *precision, *maxTime, *interleave, tmp, *np)
 		var errBuf strings.Builder
 		runtime.GC() // the last run's buffers must not be collected during this one
 		code := perf.Main(run.blocks[0].test, args, io.Discard, &errBuf)

@@ -1,0 +1,207 @@
+package launch
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gccl/gccl/lib/bootstrap"
+)
+
+// The launched program is this test binary again (TestHelperProcess),
+// told what to do by helperEnv.
+const helperEnv = "GCCL_LAUNCH_TEST"
+
+func TestHelperProcess(t *testing.T) {
+	what := os.Getenv(helperEnv)
+	if what == "" {
+		t.Skip("a process of the launcher's tests")
+	}
+	rank, _ := strconv.Atoi(os.Getenv(bootstrap.EnvLaunchRank))
+	if dir := os.Getenv("GCCL_LAUNCH_TEST_DIR"); dir != "" {
+		os.WriteFile(filepath.Join(dir, "pid"+strconv.Itoa(rank)), []byte(strconv.Itoa(os.Getpid())), 0o600)
+	}
+	switch what {
+	case "env":
+		fmt.Printf("out rank=%s size=%s local=%s root=%s token=%s job=%s mpi=%s\n",
+			os.Getenv(bootstrap.EnvLaunchRank), os.Getenv(bootstrap.EnvLaunchSize), os.Getenv(bootstrap.EnvLaunchLocalRank),
+			os.Getenv(bootstrap.EnvCommID), os.Getenv(bootstrap.EnvJobToken), os.Getenv(bootstrap.EnvLaunchJobID),
+			os.Getenv("OMPI_COMM_WORLD_RANK"))
+		fmt.Fprintf(os.Stderr, "err from %d\n", rank)
+	case "fail1":
+		if rank == 1 {
+			os.Exit(3)
+		}
+		time.Sleep(time.Minute)
+	case "stubborn": // ignores SIGTERM; rank 0 fails
+		signalIgnore(syscall.SIGTERM)
+		if rank == 0 {
+			time.Sleep(100 * time.Millisecond)
+			os.Exit(1)
+		}
+		time.Sleep(time.Minute)
+	case "sleep":
+		time.Sleep(time.Minute)
+	case "kill9":
+		if rank == 1 {
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}
+		time.Sleep(time.Minute)
+	case "sigint": // records the SIGINT it gets, then exits 130
+		waitSignal(syscall.SIGINT)
+		os.WriteFile(filepath.Join(os.Getenv("GCCL_LAUNCH_TEST_DIR"), "sigint"+strconv.Itoa(rank)), nil, 0o600)
+		os.Exit(130)
+	}
+	os.Exit(0)
+}
+
+func opts(t *testing.T, np int, what string, dir string) (Options, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	env := append(os.Environ(), helperEnv+"="+what, "GCCL_LAUNCH_TEST_DIR="+dir, "OMPI_COMM_WORLD_RANK=7")
+	return Options{NP: np, Path: os.Args[0], Args: []string{"-test.run=^TestHelperProcess$"}, Env: env,
+		Stdout: &out, Stderr: &errb, Grace: 300 * time.Millisecond}, &out, &errb
+}
+
+// gone checks that every process the helpers recorded has been reaped.
+func gone(t *testing.T, dir string, np int) {
+	t.Helper()
+	for r := range np {
+		b, err := os.ReadFile(filepath.Join(dir, "pid"+strconv.Itoa(r)))
+		if err != nil {
+			continue // it never got that far
+		}
+		pid, _ := strconv.Atoi(string(b))
+		if err := syscall.Kill(pid, 0); err != syscall.ESRCH {
+			t.Errorf("rank %d (pid %d) is still there: %v", r, pid, err)
+		}
+	}
+}
+
+func TestEnvAndOutput(t *testing.T) {
+	for _, np := range []int{1, 3} {
+		dir := t.TempDir()
+		o, out, errb := opts(t, np, "env", dir)
+		code, err := Run(o)
+		if err != nil || code != 0 {
+			t.Fatalf("np %d: code %d err %v\n%s", np, code, err, errb)
+		}
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		if len(lines) != 1 || !strings.HasPrefix(lines[0], "out rank=0 size="+strconv.Itoa(np)+" local=0 root=127.0.0.1:") {
+			t.Fatalf("np %d: stdout is not rank 0's line alone:\n%s", np, out)
+		}
+		if strings.Contains(lines[0], "mpi=7") || strings.Contains(lines[0], "token= ") {
+			t.Fatalf("an outer launcher's variable leaked, or no token: %s", lines[0])
+		}
+		rest := lines[0][strings.Index(lines[0], "root="):]
+		for r := range np {
+			if !strings.Contains(errb.String(), fmt.Sprintf("[rank %d] err from %d\n", r, r)) {
+				t.Errorf("np %d: no prefixed stderr line of rank %d:\n%s", np, r, errb)
+			}
+			if r > 0 && !strings.Contains(errb.String(), fmt.Sprintf("[rank %d] out rank=%d size=%d local=%d %s", r, r, np, r, rest)) {
+				t.Errorf("np %d: rank %d's stdout is not prefixed on stderr with the same root and token:\n%s", np, r, errb)
+			}
+		}
+		gone(t, dir, np)
+	}
+}
+
+func TestOneFailsOthersStopped(t *testing.T) {
+	dir := t.TempDir()
+	o, _, errb := opts(t, 4, "fail1", dir)
+	start := time.Now()
+	code, err := Run(o)
+	if err != nil || code != 3 {
+		t.Fatalf("code %d err %v, want 3\n%s", code, err, errb)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Fatalf("took %v: survivors were not stopped", d)
+	}
+	for _, want := range []string{"rank 1 (pid", "exited with code 3", "stopping ranks 0, 2, 3 because rank 1 exited with code 3"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errb)
+		}
+	}
+	gone(t, dir, 4)
+}
+
+func TestStubbornGetsKilled(t *testing.T) {
+	dir := t.TempDir()
+	o, _, errb := opts(t, 2, "stubborn", dir)
+	code, err := Run(o)
+	if err != nil || code != 1 {
+		t.Fatalf("code %d err %v, want rank 0's 1 (the stubborn one's SIGKILL is the launcher's doing)\n%s", code, err, errb)
+	}
+	if !strings.Contains(errb.String(), "SIGKILL") {
+		t.Errorf("no SIGKILL message:\n%s", errb)
+	}
+	gone(t, dir, 2)
+}
+
+func TestTimeout(t *testing.T) {
+	dir := t.TempDir()
+	o, _, errb := opts(t, 2, "sleep", dir)
+	o.Timeout = 300 * time.Millisecond
+	code, err := Run(o)
+	if err != nil || code < ExitTimeout {
+		t.Fatalf("code %d err %v, want at least %d\n%s", code, err, ExitTimeout, errb)
+	}
+	if !strings.Contains(errb.String(), "timeout") {
+		t.Errorf("no timeout message:\n%s", errb)
+	}
+	gone(t, dir, 2)
+}
+
+func TestKilledBySignal(t *testing.T) {
+	dir := t.TempDir()
+	o, _, errb := opts(t, 3, "kill9", dir)
+	code, err := Run(o)
+	if err != nil || code != 137 {
+		t.Fatalf("code %d err %v, want 137\n%s", code, err, errb)
+	}
+	if !strings.Contains(errb.String(), "rank 1 (pid") || !strings.Contains(errb.String(), "killed by signal 9") {
+		t.Errorf("stderr does not say rank 1 was killed by signal 9:\n%s", errb)
+	}
+	gone(t, dir, 3)
+}
+
+func TestSignalForwarded(t *testing.T) {
+	dir := t.TempDir()
+	o, _, errb := opts(t, 3, "sigint", dir)
+	sigs := make(chan os.Signal, 1)
+	go func() {
+		// Once every process is up (wrote its pid), interrupt.
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			n, _ := filepath.Glob(filepath.Join(dir, "pid*"))
+			if len(n) == 3 {
+				break
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+		sigs <- syscall.SIGINT
+	}()
+	code, err := run(o, sigs)
+	if err != nil || code != 130 {
+		t.Fatalf("code %d err %v, want 130\n%s", code, err, errb)
+	}
+	for r := range 3 {
+		if _, err := os.Stat(filepath.Join(dir, "sigint"+strconv.Itoa(r))); err != nil {
+			t.Errorf("rank %d did not get SIGINT", r)
+		}
+	}
+	gone(t, dir, 3)
+}
+
+func TestBadOptions(t *testing.T) {
+	for _, o := range []Options{{NP: 0, Path: os.Args[0]}, {NP: MaxNP + 1, Path: os.Args[0]}, {NP: 1}, {NP: 1, Path: "/no/such/program"}} {
+		if _, err := Run(o); err == nil {
+			t.Errorf("%+v accepted", o)
+		}
+	}
+}

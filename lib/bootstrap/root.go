@@ -1,0 +1,434 @@
+package bootstrap
+
+import (
+	"crypto/subtle"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ProcInfo describes one process of a job: what it told the root, and the
+// ranks it holds.
+type ProcInfo struct {
+	Ranks  []int
+	Host   string // hostname, for messages
+	HostID string // host identity: processes with the same one share memory
+	Pid    int
+	Blob   []byte // whatever the process wants every other to know
+}
+
+func (p ProcInfo) String() string {
+	return fmt.Sprintf("process of rank%s %s (host %s, pid %d)", plural(len(p.Ranks)), joinInts(p.Ranks), p.Host, p.Pid)
+}
+
+// RootOptions configure a root.
+type RootOptions struct {
+	// Timeout bounds the wait for every rank to join (0: 5 minutes).
+	Timeout time.Duration
+	// Log receives one line per connection refused (nil: os.Stderr).
+	Log io.Writer
+}
+
+// helloDeadline is how long a connection may take to say hello.
+const helloDeadline = 10 * time.Second
+
+// Root is the rendezvous of one job: every process connects to it, and
+// it relays their collectives and watches their connections.
+type Root struct {
+	ln    net.Listener
+	self  rootProc // this process: named by clients when the root is gone
+	token [tokenBytes]byte
+	opt   RootOptions
+	wg    sync.WaitGroup
+
+	mu      sync.Mutex
+	nranks  int                // fixed by the first valid hello; guarded by mu
+	claimed map[int]*member    // rank -> its process; guarded by mu
+	members []*member          // joined, in order of joining; guarded by mu
+	procs   []*member          // by process index once the table is out; guarded by mu
+	pending map[uint64]*gather // collectives under way, by sequence; guarded by mu
+	failed  string             // why the job failed, "" while it has not; guarded by mu
+	closed  bool               // guarded by mu
+	left    chan struct{}      // closed when every process left or the job failed
+	timer   *time.Timer
+}
+
+// member is one joined process.
+type member struct {
+	conn  net.Conn
+	info  ProcInfo
+	index int
+	wmu   sync.Mutex // serialises writes to conn
+	bye   bool       // guarded by Root.mu
+	gone  bool       // guarded by Root.mu: its connection ended
+}
+
+func (m *member) send(typ byte, p []byte) {
+	m.wmu.Lock()
+	defer m.wmu.Unlock()
+	_ = m.conn.SetWriteDeadline(time.Now().Add(helloDeadline))
+	_ = writeFrame(m.conn, typ, p)
+}
+
+// gather is one collective's contributions.
+type gather struct {
+	kind  byte
+	root  int
+	op    ReduceOp
+	parts [][]byte // by process index
+	n     int
+}
+
+// ServeRoot listens on addr and serves the job whose token is token.
+func ServeRoot(addr string, token [tokenBytes]byte, opt RootOptions) (*Root, error) {
+	if opt.Timeout <= 0 {
+		opt.Timeout = 5 * time.Minute
+	}
+	if opt.Log == nil {
+		opt.Log = os.Stderr
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("bootstrap: root: %w", err)
+	}
+	host, _ := os.Hostname()
+	r := &Root{ln: ln, self: rootProc{host: host, pid: os.Getpid()}, token: token, opt: opt, claimed: map[int]*member{}, pending: map[uint64]*gather{}, left: make(chan struct{})}
+	r.timer = time.AfterFunc(opt.Timeout, r.joinTimedOut)
+	r.wg.Add(1)
+	go r.accept()
+	return r, nil
+}
+
+// Addr is the address the root listens on, host:port.
+func (r *Root) Addr() string { return r.ln.Addr().String() }
+
+func (r *Root) accept() {
+	defer r.wg.Done()
+	for {
+		c, err := r.ln.Accept()
+		if err != nil {
+			return
+		}
+		r.wg.Add(1)
+		go r.serve(c)
+	}
+}
+
+func (r *Root) logf(format string, a ...any) {
+	fmt.Fprintf(r.opt.Log, "gccl bootstrap root %s: "+format+"\n", append([]any{r.Addr()}, a...)...)
+}
+
+// serve handles one connection: its hello, then its messages.
+func (r *Root) serve(c net.Conn) {
+	defer r.wg.Done()
+	_ = c.SetReadDeadline(time.Now().Add(min(helloDeadline, r.opt.Timeout)))
+	typ, p, err := readFrame(c)
+	var h hello
+	if err == nil && typ != frameHello {
+		err = fmt.Errorf("first message of type %d, not a hello", typ)
+	}
+	if err == nil {
+		h, err = decodeHello(p)
+	}
+	if err == nil && subtle.ConstantTimeCompare(h.token[:], r.token[:]) != 1 {
+		err = fmt.Errorf("wrong job token")
+	}
+	if err != nil {
+		r.logf("refused %s: %v", c.RemoteAddr(), err)
+		c.Close()
+		return
+	}
+	_ = c.SetReadDeadline(time.Time{})
+	m := &member{conn: c, info: h.info}
+	if reason := r.admit(m, h.nranks); reason != "" {
+		r.logf("refused %s (pid %d): %s", c.RemoteAddr(), h.info.Pid, reason)
+		m.send(frameRefuse, encodeStr(reason))
+		c.Close()
+		return
+	}
+	for {
+		typ, p, err := readFrame(c)
+		if err != nil {
+			r.disconnected(m, err)
+			return
+		}
+		switch typ {
+		case frameColl:
+			cl, err := decodeColl(p)
+			if err != nil {
+				r.fail(fmt.Sprintf("%v sent a malformed collective: %v", m.info, err))
+				continue
+			}
+			r.contribute(m, cl)
+		case frameAbort:
+			cause, _ := decodeStr(p)
+			r.fail(fmt.Sprintf("%v aborted: %s", m.info, cause))
+		case frameBye:
+			r.mu.Lock()
+			m.bye = true
+			r.checkLeft()
+			r.mu.Unlock()
+		default:
+			r.fail(fmt.Sprintf("%v sent a message of unknown type %d", m.info, typ))
+		}
+	}
+}
+
+// admit registers a joining process; it returns why not ("" when
+// admitted). The last rank to join sends everyone the table.
+func (r *Root) admit(m *member, nranks int) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case r.closed:
+		return "the root is closed"
+	case r.failed != "":
+		return "the job already failed: " + r.failed
+	case r.procs != nil:
+		return "every rank has joined already"
+	case r.nranks != 0 && nranks != r.nranks:
+		return fmt.Sprintf("this process says %d ranks, the job %d", nranks, r.nranks)
+	}
+	seen := map[int]bool{}
+	for _, rk := range m.info.Ranks {
+		if o := r.claimed[rk]; o != nil || seen[rk] {
+			return fmt.Sprintf("rank %d is claimed twice (also by pid %d)", rk, pidOf(o, m))
+		}
+		seen[rk] = true
+	}
+	r.nranks = nranks
+	for _, rk := range m.info.Ranks {
+		r.claimed[rk] = m
+	}
+	r.members = append(r.members, m)
+	if len(r.claimed) < r.nranks {
+		return ""
+	}
+	r.timer.Stop()
+	r.procs = slices.Clone(r.members)
+	slices.SortFunc(r.procs, func(a, b *member) int { return slices.Min(a.info.Ranks) - slices.Min(b.info.Ranks) })
+	infos := make([]ProcInfo, len(r.procs))
+	for i, p := range r.procs {
+		p.index = i
+		infos[i] = p.info
+	}
+	for i, p := range r.procs {
+		r.wg.Add(1)
+		go func() { // not under mu: a slow reader must not hold up the root
+			defer r.wg.Done()
+			p.send(frameTable, encodeTable(i, r.self, infos))
+		}()
+	}
+	return ""
+}
+
+func pidOf(o, m *member) int {
+	if o != nil {
+		return o.info.Pid
+	}
+	return m.info.Pid
+}
+
+// joinTimedOut fails a job whose ranks did not all join in time.
+func (r *Root) joinTimedOut() {
+	r.mu.Lock()
+	if r.procs != nil || r.closed {
+		r.mu.Unlock()
+		return
+	}
+	var missing []int
+	for rk := 0; rk < max(r.nranks, 1); rk++ {
+		if r.claimed[rk] == nil {
+			missing = append(missing, rk)
+		}
+	}
+	reason := fmt.Sprintf("rank%s %s never joined within %v", plural(len(missing)), joinInts(missing), r.opt.Timeout)
+	if r.nranks == 0 {
+		reason = fmt.Sprintf("no process joined within %v", r.opt.Timeout)
+	}
+	r.failed = reason
+	members := slices.Clone(r.members)
+	r.checkLeft()
+	r.mu.Unlock()
+	for _, m := range members {
+		m.send(frameRefuse, encodeStr(reason))
+		m.conn.Close()
+	}
+}
+
+// contribute adds a process's part of a collective; the last part
+// completes it.
+func (r *Root) contribute(m *member, c coll) {
+	r.mu.Lock()
+	if r.failed != "" || r.procs == nil {
+		r.mu.Unlock()
+		return
+	}
+	g := r.pending[c.seq]
+	if g == nil {
+		g = &gather{kind: c.kind, root: c.root, op: c.op, parts: make([][]byte, len(r.procs))}
+		r.pending[c.seq] = g
+	}
+	if g.kind != c.kind || g.root != c.root || g.op != c.op || g.parts[m.index] != nil {
+		r.mu.Unlock()
+		r.fail(fmt.Sprintf("collective %d: %v called %s (root %d, op %d) where another process called %s (root %d, op %d)",
+			c.seq, m.info, collNames[c.kind], c.root, c.op, collNames[g.kind], g.root, g.op))
+		return
+	}
+	g.parts[m.index] = append(c.data, 0)[:len(c.data)] // non-nil even when empty
+	g.n++
+	if g.n < len(r.procs) {
+		r.mu.Unlock()
+		return
+	}
+	delete(r.pending, c.seq)
+	procs := r.procs
+	r.mu.Unlock()
+	res, err := complete(g)
+	if err != "" {
+		r.fail(fmt.Sprintf("collective %d (%s): %s", c.seq, collNames[g.kind], err))
+		return
+	}
+	msg := encodeResult(c.seq, res)
+	for _, p := range procs {
+		p.send(frameResult, msg)
+	}
+}
+
+// complete computes a collective's result from every process's part, in
+// process order (so every process gets bit-identical floats).
+func complete(g *gather) ([][]byte, string) {
+	switch g.kind {
+	case collBarrier:
+		return nil, ""
+	case collAllGather:
+		return g.parts, ""
+	case collBroadcast:
+		if g.root < 0 || g.root >= len(g.parts) {
+			return nil, fmt.Sprintf("root %d out of range 0..%d", g.root, len(g.parts)-1)
+		}
+		return [][]byte{g.parts[g.root]}, ""
+	default:
+		acc := slices.Clone(g.parts[0])
+		for i, p := range g.parts[1:] {
+			if len(p) != len(acc) {
+				return nil, fmt.Sprintf("process %d gave %d values, process 0 %d", i+1, len(p)/8, len(acc)/8)
+			}
+			if g.kind == collAllReduceF64 {
+				reduceF64(acc, p, g.op)
+			} else {
+				reduceI64(acc, p, g.op)
+			}
+		}
+		return [][]byte{acc}, ""
+	}
+}
+
+// disconnected handles a connection that ended: expected after goodbye,
+// the job lost otherwise.
+func (r *Root) disconnected(m *member, err error) {
+	r.mu.Lock()
+	m.gone = true
+	bye, failed := m.bye, r.failed != ""
+	r.checkLeft()
+	r.mu.Unlock()
+	m.conn.Close()
+	if !bye && !failed {
+		why := "connection closed"
+		if err != io.EOF {
+			why = err.Error()
+		}
+		r.fail(fmt.Sprintf("lost the %v: %s", m.info, why))
+	}
+}
+
+// fail marks the job failed and tells every process still connected.
+func (r *Root) fail(reason string) {
+	r.mu.Lock()
+	if r.failed != "" {
+		r.mu.Unlock()
+		return
+	}
+	r.failed = reason
+	members := slices.Clone(r.members)
+	r.checkLeft()
+	r.mu.Unlock()
+	msg := encodeStr(reason)
+	for _, m := range members {
+		m.send(frameLost, msg)
+	}
+}
+
+// checkLeft closes left once every process said goodbye or is gone, or
+// the job failed. Called with mu held.
+func (r *Root) checkLeft() {
+	select {
+	case <-r.left:
+		return
+	default:
+	}
+	if r.failed != "" {
+		close(r.left)
+		return
+	}
+	if r.procs == nil {
+		return
+	}
+	for _, m := range r.procs {
+		if !m.bye && !m.gone {
+			return
+		}
+	}
+	close(r.left)
+}
+
+// Wait waits up to timeout until every process said goodbye or the job
+// failed, and reports whether they did.
+func (r *Root) Wait(timeout time.Duration) bool {
+	select {
+	case <-r.left:
+		return true
+	case <-time.After(timeout):
+		return false
+	}
+}
+
+// Close stops the root: the listener, every connection and their
+// goroutines.
+func (r *Root) Close() error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	r.timer.Stop()
+	members := slices.Clone(r.members)
+	r.mu.Unlock()
+	err := r.ln.Close()
+	for _, m := range members {
+		m.conn.Close()
+	}
+	r.wg.Wait()
+	return err
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ", ")
+}

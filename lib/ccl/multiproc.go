@@ -1,0 +1,582 @@
+package ccl
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/gccl/gccl/lib/bootstrap"
+	"github.com/gccl/gccl/lib/proto"
+	"github.com/gccl/gccl/lib/shm"
+	"github.com/gccl/gccl/lib/transport"
+)
+
+// UniqueID names a set of communicators across processes (ncclUniqueId):
+// the bootstrap root's address and the job's token, 128 bytes.
+type UniqueID = bootstrap.UniqueID
+
+// EnvHostID overrides this process's host identity (hostname plus boot id):
+// processes with the same one connect through shared memory.
+const EnvHostID = "GCCL_HOSTID"
+
+// roots are the bootstrap roots this process serves, by token: a world
+// whose id names one of them keeps it until the other processes left.
+var roots struct {
+	mu sync.Mutex
+	m  map[[32]byte]*bootstrap.Root
+}
+
+// NewUniqueID starts a bootstrap root in this process and returns the id
+// the job's processes pass to InitRank (ncclGetUniqueId). The root listens
+// on a free port of 127.0.0.1, or of GCCL_COMM_ID's host when that is set
+// (the job's address others can reach; its port is the launch's own root,
+// see ServeRoot, so each id gets a port of its own).
+func NewUniqueID() (UniqueID, error) {
+	addr := "127.0.0.1:0"
+	if v := strings.TrimSpace(os.Getenv(bootstrap.EnvCommID)); v != "" {
+		if host, _, err := net.SplitHostPort(v); err == nil && host != "" {
+			addr = net.JoinHostPort(host, "0")
+		}
+	}
+	var token [32]byte
+	if _, err := rand.Read(token[:]); err != nil {
+		return UniqueID{}, fmt.Errorf("ccl: NewUniqueID: %w", err)
+	}
+	return serveRoot(addr, token)
+}
+
+// ServeRoot starts, in this process, the bootstrap root that id names:
+// for an id every process derived alike from its launcher
+// (bootstrap.IDFor), one process (rank 0's) must serve it.
+func ServeRoot(id UniqueID) error {
+	addr, err := id.Root()
+	if err != nil {
+		return fmt.Errorf("ccl: ServeRoot: %w", err)
+	}
+	_, err = serveRoot(addr, id.Token())
+	return err
+}
+
+func serveRoot(addr string, token [32]byte) (UniqueID, error) {
+	r, err := bootstrap.ServeRoot(addr, token, bootstrap.RootOptions{Timeout: rootTimeout()})
+	if err != nil {
+		return UniqueID{}, fmt.Errorf("ccl: bootstrap root: %w", err)
+	}
+	id, err := bootstrap.MakeUniqueID(r.Addr(), token)
+	if err != nil {
+		r.Close()
+		return UniqueID{}, fmt.Errorf("ccl: %w", err)
+	}
+	roots.mu.Lock()
+	if roots.m == nil {
+		roots.m = map[[32]byte]*bootstrap.Root{}
+	}
+	roots.m[token] = r
+	roots.mu.Unlock()
+	return id, nil
+}
+
+// stopRoot closes the root this process serves for id, if any: for a
+// process that made an id for others and holds no rank itself.
+func stopRoot(id UniqueID) {
+	roots.mu.Lock()
+	r := roots.m[id.Token()]
+	delete(roots.m, id.Token())
+	roots.mu.Unlock()
+	if r != nil {
+		r.Close()
+	}
+}
+
+// rootTimeout is how long the root waits for every rank to join: the
+// configured timeout, as for every wait.
+func rootTimeout() time.Duration {
+	cfg, err := Config{}.FromEnv()
+	if err != nil {
+		return DefaultTimeout
+	}
+	s, err := cfg.validate()
+	if err != nil || s.timeout == 0 {
+		return DefaultTimeout
+	}
+	return s.timeout
+}
+
+// InitRank creates the communicator of one rank of nranks whose processes
+// meet through id (ncclCommInitRank). Every rank of the job calls it (or
+// InitRanks) with the same nranks and id.
+func InitRank(nranks int, id UniqueID, rank int, cfg Config) (*Comm, error) {
+	cs, err := InitRanks(nranks, id, []int{rank}, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return cs[0], nil
+}
+
+// InitRanks creates the communicators of several ranks held by this
+// process (NCCL's InitRank calls inside a group; nccl-tests' -g per
+// process), in the order of ranks. Ranks of this process connect through
+// its memory, ranks of other processes on this host through shared memory.
+func InitRanks(nranks int, id UniqueID, ranks []int, cfg Config) ([]*Comm, error) {
+	if nranks < 1 {
+		return nil, fmt.Errorf("ccl: InitRanks: %d ranks: want at least 1", nranks)
+	}
+	if len(ranks) == 0 {
+		return nil, fmt.Errorf("ccl: InitRanks: no ranks given: want one or more of 0..%d", nranks-1)
+	}
+	seen := map[int]bool{}
+	for _, r := range ranks {
+		if r < 0 || r >= nranks {
+			return nil, fmt.Errorf("ccl: InitRanks: rank %d is out of range: want 0..%d", r, nranks-1)
+		}
+		if seen[r] {
+			return nil, fmt.Errorf("ccl: InitRanks: rank %d given twice", r)
+		}
+		seen[r] = true
+	}
+	addr, err := id.Root()
+	if err != nil {
+		return nil, fmt.Errorf("ccl: InitRanks: %w", err)
+	}
+	set, err := resolve(cfg)
+	if err != nil {
+		return nil, err
+	}
+	joinTimeout := set.timeout
+	if joinTimeout == 0 {
+		joinTimeout = DefaultTimeout
+	}
+	host, _ := os.Hostname()
+	mine := offerOf(set, nranks, len(ranks))
+	blob, _ := json.Marshal(mine)
+	link, err := bootstrap.Join(addr, id.Token(), nranks, ranks, bootstrap.ProcInfo{
+		Host: host, HostID: hostID(host), Pid: os.Getpid(), Blob: blob,
+	}, bootstrap.JoinOptions{Timeout: joinTimeout})
+	if err != nil {
+		return nil, fmt.Errorf("ccl: InitRanks: %w", err)
+	}
+	cs, err := initJob(nranks, id, set, link)
+	if err != nil {
+		link.Abort(err)
+		link.Close()
+		return nil, err
+	}
+	return cs, nil
+}
+
+// hostID is this host's identity: GCCL_HOSTID, else the hostname and the
+// boot id (two containers may share a hostname, not a boot and a name).
+func hostID(host string) string {
+	if v := strings.TrimSpace(os.Getenv(EnvHostID)); v != "" {
+		return v
+	}
+	boot, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	return host + "/" + strings.TrimSpace(string(boot))
+}
+
+// offer is what each process brings to the table: the settings every
+// process must share, and its own view of the machine. Process 0's
+// machine view wins, so that every process decides alike.
+type offer struct {
+	Settings map[string]string // forced settings, compared across processes
+	MaxCh    int               // channels per rank (forced, or this process's auto)
+	Procs    int               // processors the model and the spin assume
+	Nonce    string            // process 0's names this set's segments
+}
+
+// offerOf is this process's offer. The automatic channel count fits the
+// host's processors to the ranks that share them: channel goroutines
+// beyond the cores only wait for each other.
+func offerOf(s settings, nranks, local int) offer {
+	var nonce [8]byte
+	_, _ = rand.Read(nonce[:])
+	procs := runtime.GOMAXPROCS(0)
+	maxCh := s.maxCh
+	if s.maxChAuto {
+		maxCh = max(1, min(4, procs/nranks))
+	}
+	return offer{Settings: s.shared(), MaxCh: maxCh, Procs: procs, Nonce: hex.EncodeToString(nonce[:])}
+}
+
+// job is what a world across processes adds: the bootstrap link, the
+// shared segment of each process's bells and progress, and the naming of
+// the connections' segments.
+type job struct {
+	link   *bootstrap.Client
+	procs  []bootstrap.ProcInfo
+	self   int   // this process's index
+	procOf []int // rank -> process index
+	slotOf []int // rank -> index among its process's ranks
+	maxCh  int
+	token  [32]byte
+	dir    string // where segments live
+	prefix string // this set's segment names start with it
+
+	bells []*shm.Segment // per process: its ranks' bells and progress
+
+	// mu guards closed and the bells' mappings: ringing a bell (abort
+	// hooks) holds it shared; unmapping takes it.
+	mu     sync.RWMutex
+	closed bool
+	// lost is set when the bootstrap reported the job lost: the abort
+	// that follows need not be sent back to the root. Written once by the
+	// link's callback, read by the abort hook.
+	lost atomic.Bool
+}
+
+// Layout of a process's bell segment: per rank it holds, a header (its
+// operation counters) and per channel a block: the runner's bell, the
+// idle goroutine's bell, the kick word and the progress record.
+const (
+	rankHeaderBytes = 64
+	chanBlockBytes  = 512
+	runBellOff      = 0
+	idleBellOff     = 64
+	kickOff         = 128
+	progressOff     = 192
+	progressText    = chanBlockBytes - progressOff - 16
+)
+
+func (j *job) rankBlockBytes() int { return rankHeaderBytes + j.maxCh*chanBlockBytes }
+
+// rankMem is rank r's block in its process's segment.
+func (j *job) rankMem(r int) []byte {
+	n := j.rankBlockBytes()
+	return j.bells[j.procOf[r]].Data()[j.slotOf[r]*n : (j.slotOf[r]+1)*n]
+}
+
+func (j *job) chanMem(r, ch int) []byte {
+	m := j.rankMem(r)[rankHeaderBytes+ch*chanBlockBytes:]
+	return m[:chanBlockBytes]
+}
+
+// rankProgress is rank r's operation counters.
+func (j *job) rankProgress(r int) *opCounters {
+	return (*opCounters)(unsafe.Pointer(&j.rankMem(r)[0]))
+}
+
+// opCounters mirror a communicator's stream in shared memory, for the hang
+// dump of any process: enqueued is written by the rank's calling
+// goroutine, finished by its channel goroutines; read by dumps.
+type opCounters struct {
+	enqueued, finished atomic.Uint64
+}
+
+// progress is a channel's record of its current wait: written by the
+// channel's runner when a wait parks (and cleared when it resumes), read
+// by dumps in any process. seq is odd while the text is being written.
+type progress struct {
+	seq     atomic.Uint32
+	waiting atomic.Uint32
+	n       atomic.Uint32
+	_       uint32
+	text    [progressText]byte
+}
+
+func (j *job) progressOf(r, ch int) *progress {
+	return (*progress)(unsafe.Pointer(&j.chanMem(r, ch)[progressOff]))
+}
+
+func (p *progress) set(what string) {
+	p.seq.Add(1)
+	n := copy(p.text[:], what)
+	p.n.Store(uint32(n))
+	p.waiting.Store(1)
+	p.seq.Add(1)
+}
+
+func (p *progress) clear() { p.waiting.Store(0) }
+
+// read returns the recorded wait, or "" when the channel is not waiting.
+func (p *progress) read() string {
+	for try := 0; try < 100; try++ {
+		s := p.seq.Load()
+		if s%2 == 1 {
+			runtime.Gosched()
+			continue
+		}
+		if p.waiting.Load() == 0 {
+			return ""
+		}
+		text := string(p.text[:min(int(p.n.Load()), progressText)])
+		if p.seq.Load() == s {
+			return text
+		}
+	}
+	return "(being updated)"
+}
+
+func (j *job) bell(r, ch, off int) *proto.Bell { return proto.BellAt(j.chanMem(r, ch)[off:]) }
+
+func (j *job) kickWord(r, ch int) *atomic.Uint32 {
+	return (*atomic.Uint32)(unsafe.Pointer(&j.chanMem(r, ch)[kickOff]))
+}
+
+// remoteWaiter wakes channel ch of rank r, which another process runs.
+func (j *job) remoteWaiter(r, ch int) *proto.Waiter {
+	return proto.RemoteWaiter(j.bell(r, ch, runBellOff))
+}
+
+// remoteKick asks channel ch of rank r in another process to run its
+// queued work (the kick of a waiter whose peer has not started).
+func (j *job) remoteKick(r, ch int) func() {
+	kick, idle := j.kickWord(r, ch), proto.RemoteWaiter(j.bell(r, ch, idleBellOff))
+	return func() {
+		kick.Store(1)
+		idle.Wake()
+	}
+}
+
+// initJob builds the world of a set of communicators across processes once
+// the bootstrap has gathered every process.
+func initJob(nranks int, id UniqueID, set settings, link *bootstrap.Client) ([]*Comm, error) {
+	procs := link.Procs()
+	offers := make([]offer, len(procs))
+	for i, p := range procs {
+		if err := json.Unmarshal(p.Blob, &offers[i]); err != nil {
+			return nil, fmt.Errorf("ccl: InitRanks: process %d (pid %d) sent settings this version cannot read: %v", i, p.Pid, err)
+		}
+	}
+	for i := 1; i < len(offers); i++ {
+		if diff := settingsDiff(offers[0].Settings, offers[i].Settings); diff != "" {
+			return nil, fmt.Errorf("ccl: InitRanks: the processes disagree on %s: process 0 (pid %d) and process %d (pid %d); every process of a job must be configured alike",
+				diff, procs[0].Pid, i, procs[i].Pid)
+		}
+	}
+	for i, p := range procs {
+		if p.HostID != procs[0].HostID {
+			return nil, fmt.Errorf("ccl: InitRanks: process %d (pid %d) runs on host %q and process 0 on %q: ranks on several hosts need a network transport, which this version lacks (set %s alike to run them as one host in tests)",
+				i, p.Pid, p.Host, procs[0].Host, EnvHostID)
+		}
+	}
+	lead := offers[0]
+	set.maxCh = lead.MaxCh
+	j := &job{link: link, procs: procs, self: link.Index(), maxCh: set.maxCh, dir: shm.Dir(),
+		procOf: make([]int, nranks), slotOf: make([]int, nranks)}
+	tok := id.Token()
+	j.token = tok
+	sum := sha256.Sum256(append(tok[:], lead.Nonce...))
+	j.prefix = "gccl-" + hex.EncodeToString(sum[:6])
+	peers := make([]transport.Peer, nranks)
+	for pi, p := range procs {
+		for slot, r := range p.Ranks {
+			j.procOf[r], j.slotOf[r] = pi, slot
+			peers[r] = transport.Peer{Rank: r, Host: p.HostID, Pid: p.Pid}
+		}
+	}
+	if err := j.mapBells(set.timeout); err != nil {
+		j.unmap()
+		return nil, err
+	}
+	w := newWorld(nranks, set, peers, lead.Procs)
+	w.transports = append(w.transports, transport.Shm{Dir: j.dir, Prefix: j.prefix, Timeout: joinWait(set.timeout), Stop: w.abort.Aborted})
+	link.OnLost(func(err error) {
+		j.lost.Store(true)
+		w.abort.Trigger(fmt.Errorf("%w\n%s", err, j.dump()))
+	})
+	w.abort.OnTrigger(func() {
+		if !j.lost.Load() {
+			j.link.Abort(w.abort.Err())
+		}
+		j.ringAll()
+		// Segments of connections a lost process never finished mapping.
+		shm.RemovePrefix(j.dir, j.prefix)
+	})
+	w.start(procs[j.self].Ranks, j)
+	// Every process has started its channels before any uses the others'.
+	if err := link.Barrier(); err != nil {
+		for _, c := range w.local {
+			_ = c.Abort()
+		}
+		return nil, fmt.Errorf("ccl: InitRanks: %w", err)
+	}
+	return w.local, nil
+}
+
+func joinWait(t time.Duration) time.Duration {
+	if t <= 0 {
+		return DefaultTimeout
+	}
+	return t
+}
+
+// mapBells creates this process's bell segment and maps every other
+// process's. Whoever opens a segment first creates it (zeroed, the same
+// size either way); the last of the processes to map it removes its name.
+func (j *job) mapBells(timeout time.Duration) error {
+	j.bells = make([]*shm.Segment, len(j.procs))
+	order := make([]int, 0, len(j.procs))
+	order = append(order, j.self)
+	for i := range j.procs {
+		if i != j.self {
+			order = append(order, i)
+		}
+	}
+	for _, pi := range order {
+		name := fmt.Sprintf("%s-bells-%d", j.prefix, pi)
+		size := max(len(j.procs[pi].Ranks)*j.rankBlockBytes(), 4096)
+		seg, err := shm.Open(j.dir, name, size, nil, joinWait(timeout), nil)
+		if err != nil {
+			return fmt.Errorf("ccl: InitRanks: %w", err)
+		}
+		j.bells[pi] = seg
+	}
+	for _, seg := range j.bells {
+		seg.MarkMapped(uint32(len(j.procs)))
+	}
+	return nil
+}
+
+// ringAll wakes every local waiter asleep on a bell (an abort).
+func (j *job) ringAll() {
+	j.mu.RLock()
+	defer j.mu.RUnlock()
+	if j.closed {
+		return
+	}
+	for _, r := range j.procs[j.self].Ranks {
+		for ch := 0; ch < j.maxCh; ch++ {
+			j.bell(r, ch, runBellOff).Interrupt()
+			j.bell(r, ch, idleBellOff).Interrupt()
+		}
+	}
+}
+
+// ringIdle wakes rank r's idle goroutines (its Destroy).
+func (j *job) ringIdle(r int) {
+	j.mu.RLock()
+	defer j.mu.RUnlock()
+	if j.closed {
+		return
+	}
+	for ch := 0; ch < j.maxCh; ch++ {
+		j.bell(r, ch, idleBellOff).Interrupt()
+	}
+}
+
+// unmap releases the bell segments (after every local goroutine exited).
+func (j *job) unmap() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.closed = true
+	for _, s := range j.bells {
+		if s != nil {
+			s.Unlink()
+			s.Close()
+		}
+	}
+}
+
+// dump is every rank's progress as the shared segments show it: the
+// operations each rank enqueued and finished, and what each waiting
+// channel waits for (the hang dump).
+func (j *job) dump() string {
+	j.mu.RLock()
+	defer j.mu.RUnlock()
+	if j.closed {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("progress of every rank:")
+	for pi, p := range j.procs {
+		for _, r := range p.Ranks {
+			oc := j.rankProgress(r)
+			fmt.Fprintf(&b, "\n  rank %d (host %s, pid %d): %d of %d operations finished", r, p.Host, p.Pid, oc.finished.Load(), oc.enqueued.Load())
+			if pi == j.self {
+				b.WriteString(" [this process]")
+			}
+			for ch := 0; ch < j.maxCh; ch++ {
+				if w := j.progressOf(r, ch).read(); w != "" {
+					fmt.Fprintf(&b, "\n    channel %d waits for %s", ch, w)
+				}
+			}
+		}
+	}
+	return b.String()
+}
+
+// shared is the settings every process of a job must agree on, by name,
+// for settingsDiff.
+func (s settings) shared() map[string]string {
+	m := map[string]string{
+		"protocol (GCCL_PROTO)":           fmt.Sprint(s.proto),
+		"algorithm (GCCL_ALGO)":           fmt.Sprint(s.algo),
+		"channels (GCCL_NCHANNELS)":       fmt.Sprint(s.nChannels),
+		"buffer sizes (GCCL_*BUFFSIZE)":   fmt.Sprint(s.buff),
+		"ranks per host":                  fmt.Sprint(s.ranksPerHost),
+		"FIFO options":                    fmt.Sprint(s.fifo),
+		"tuning table (GCCL_TUNING_FILE)": digest(s.table),
+		"cost model (GCCL_MODEL_FILE)":    digest(s.model),
+	}
+	if !s.maxChAuto {
+		m["channels per rank (GCCL_MAX_NCHANNELS)"] = fmt.Sprint(s.maxCh)
+	}
+	return m
+}
+
+func digest(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "?"
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+// settingsDiff names the settings a and b disagree on ("" when none).
+func settingsDiff(a, b map[string]string) string {
+	var keys []string
+	for k, v := range a {
+		if b[k] != v {
+			keys = append(keys, fmt.Sprintf("%s (%s vs %s)", k, v, b[k]))
+		}
+	}
+	for k, v := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, fmt.Sprintf("%s (unset vs %s)", k, v))
+		}
+	}
+	slices.Sort(keys)
+	return strings.Join(keys, ", ")
+}
+
+// teardown ends this process's part of a world across processes once its
+// last communicator is gone: goodbye to the bootstrap, the connections'
+// and bells' memory released, and a root served here kept until the other
+// processes left.
+func (j *job) teardown(w *world) {
+	token := j.token
+	_ = j.link.Close()
+	w.mu.Lock()
+	closers := w.closers
+	w.closers = nil
+	w.mu.Unlock()
+	for _, c := range closers {
+		c()
+	}
+	if w.abort.Aborted() {
+		// A segment made after the abort's sweep, or by a process that
+		// died before its peer mapped it.
+		shm.RemovePrefix(j.dir, j.prefix)
+	}
+	j.unmap()
+	roots.mu.Lock()
+	r := roots.m[token]
+	delete(roots.m, token)
+	roots.mu.Unlock()
+	if r != nil {
+		r.Wait(joinWait(w.set.timeout))
+		r.Close()
+	}
+}

@@ -1,0 +1,283 @@
+package ccl
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gccl/gccl/lib/proto"
+	"github.com/gccl/gccl/lib/shm"
+)
+
+// Tests across processes re-execute this test binary as the job's
+// processes (TestMultiProcChild, selected by mpEnv). The parent serves the
+// bootstrap roots and checks that every child passed; each child runs its
+// ranks' share of the cells and checks its own results bit for bit.
+
+const mpEnv = "GCCL_TEST_MP_JOB"
+
+// mpJob is what the parent hands every child, as JSON in mpEnv.
+type mpJob struct {
+	IDs    []string // one unique id (hex) per cell
+	NRanks int
+	Ranks  []int // this child's
+	Cells  []mpCell
+	// Scenario other than "" runs a special child (see mpScenario).
+	Scenario string
+	ShmDir   string
+}
+
+// mpCell is one set of communicators: its configuration and its cases.
+type mpCell struct {
+	Proto, Algo  string
+	NCh, PerHost int
+	Colls        []Coll
+	Sample       int
+}
+
+// runJob starts procs children holding perProc consecutive ranks each,
+// waits for them and returns their combined output and exit errors.
+func runJob(t *testing.T, procs, perProc int, cells []mpCell, scenario string, timeout time.Duration) (outputs []string, errs []error) {
+	t.Helper()
+	n := procs * perProc
+	dir := t.TempDir()
+	var ids []string
+	for range max(len(cells), 1) {
+		id, err := NewUniqueID()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, hex.EncodeToString(id[:]))
+		t.Cleanup(func() { stopRoot(id) })
+	}
+	cmds := make([]*exec.Cmd, procs)
+	outs := make([]*bytes.Buffer, procs)
+	for p := range procs {
+		job := mpJob{IDs: ids, NRanks: n, Cells: cells, Scenario: scenario, ShmDir: dir}
+		for k := range perProc {
+			job.Ranks = append(job.Ranks, p*perProc+k)
+		}
+		b, _ := json.Marshal(job)
+		cmd := exec.Command(os.Args[0], "-test.run=^TestMultiProcChild$", "-test.v")
+		cmd.Env = append(os.Environ(), mpEnv+"="+string(b), shm.EnvDir+"="+dir, "GOMAXPROCS=2")
+		outs[p] = new(bytes.Buffer)
+		cmd.Stdout, cmd.Stderr = outs[p], outs[p]
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds[p] = cmd
+	}
+	errs = make([]error, procs)
+	var wg sync.WaitGroup
+	for p, cmd := range cmds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case errs[p] = <-done:
+			case <-time.After(timeout):
+				_ = cmd.Process.Kill()
+				errs[p] = fmt.Errorf("still running after %v: killed", timeout)
+				<-done
+			}
+		}()
+	}
+	wg.Wait()
+	for p := range procs {
+		outputs = append(outputs, outs[p].String())
+	}
+	if left, _ := os.ReadDir(dir); len(left) > 0 {
+		var names []string
+		for _, e := range left {
+			names = append(names, e.Name())
+		}
+		t.Errorf("shared-memory segments left behind: %v", names)
+	}
+	return outputs, errs
+}
+
+// TestMultiProcMatrix runs the correctness matrix, sampled, across 2, 3
+// and 4 processes and 2 processes of 2 ranks: ring and tree, every
+// protocol, 1 and 3 channels; each cell on a fresh set of communicators.
+func TestMultiProcMatrix(t *testing.T) {
+	layouts := []struct{ procs, per int }{{2, 1}, {3, 1}, {4, 1}, {2, 2}}
+	for li, l := range layouts {
+		var cells []mpCell
+		k := li
+		for _, p := range proto.All() {
+			for _, algo := range []string{"Ring", "Tree"} {
+				for _, nch := range []int{1, 3} {
+					k++
+					c := mpCell{Proto: p.String(), Algo: algo, NCh: nch, Sample: k}
+					if algo == "Tree" {
+						c.Colls = []Coll{CollAllReduce}
+						c.PerHost = 1 + k%2 // hosts of one or two ranks: trees across "hosts"
+					} else {
+						c.Colls = matrixColls
+					}
+					cells = append(cells, c)
+				}
+			}
+		}
+		t.Run(fmt.Sprintf("procs=%d/ranks=%d", l.procs, l.per), func(t *testing.T) {
+			outs, errs := runJob(t, l.procs, l.per, cells, "", 4*time.Minute)
+			for p, err := range errs {
+				if err != nil {
+					t.Errorf("process %d: %v\n%s", p, err, outs[p])
+				}
+			}
+		})
+	}
+}
+
+// TestMultiProcChild is a process of a job when mpEnv is set.
+func TestMultiProcChild(t *testing.T) {
+	spec := os.Getenv(mpEnv)
+	if spec == "" {
+		t.Skip("a child of the tests across processes")
+	}
+	var job mpJob
+	if err := json.Unmarshal([]byte(spec), &job); err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]UniqueID, len(job.IDs))
+	for i, h := range job.IDs {
+		b, err := hex.DecodeString(h)
+		if err != nil || len(b) != len(UniqueID{}) {
+			t.Fatalf("id %d: %v", i, err)
+		}
+		copy(ids[i][:], b)
+	}
+	if job.Scenario != "" {
+		mpScenario(t, job, ids[0])
+		return
+	}
+	for i, cell := range job.Cells {
+		cfg := smallBuffers
+		cfg.Proto, cfg.Algo, cfg.NChannels, cfg.RanksPerHost = cell.Proto, cell.Algo, cell.NCh, cell.PerHost
+		cfg.Timeout = 60 * time.Second
+		comms, err := InitRanks(job.NRanks, ids[i], job.Ranks, cfg)
+		if err != nil {
+			t.Fatalf("cell %d (%+v): %v", i, cell, err)
+		}
+		var protoOf proto.Protocol
+		for _, p := range proto.All() {
+			if p.String() == cell.Proto {
+				protoOf = p
+			}
+		}
+		cases := matrixCases(cell.Colls, job.NRanks, protoOf, cell.Sample, true)
+		t.Run(fmt.Sprintf("%s/%s/ch=%d", cell.Proto, cell.Algo, cell.NCh), func(t *testing.T) {
+			runCases(t, comms, cases)
+		})
+		for _, c := range comms {
+			if err := c.Destroy(); err != nil {
+				t.Errorf("Destroy: %v", err)
+			}
+		}
+		if t.Failed() {
+			return
+		}
+	}
+}
+
+// mpScenario runs the special children: faults and failures.
+func mpScenario(t *testing.T, job mpJob, id UniqueID) {
+	cfg := Config{Timeout: 20 * time.Second}
+	switch job.Scenario {
+	case "die":
+		// The last rank dies in the middle of a stream of allreduces; the
+		// others must fail naming it, well within the timeout.
+		comms, err := InitRanks(job.NRanks, id, job.Ranks, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 4096)
+		for i := 0; ; i++ {
+			for _, c := range comms {
+				if err := c.AllReduce(buf, buf, 1024, Float32, RedOp{}); err != nil {
+					fmt.Printf("RESULT %v\n", err)
+					return
+				}
+			}
+			for _, c := range comms {
+				if err := c.Synchronize(); err != nil {
+					fmt.Printf("RESULT %v\n", err)
+					for _, c := range comms {
+						c.Destroy()
+					}
+					return
+				}
+			}
+			if i == 50 && job.Ranks[0] == job.NRanks-1 {
+				os.Exit(7)
+			}
+		}
+	case "absent":
+		// The job says more ranks than processes start: InitRanks fails.
+		_, err := InitRanks(job.NRanks+1, id, job.Ranks, Config{Timeout: 2 * time.Second})
+		fmt.Printf("RESULT %v\n", err)
+	default:
+		t.Fatalf("unknown scenario %q", job.Scenario)
+	}
+}
+
+// TestMultiProcRankDies: a process exits in the middle of a stream of
+// allreduces; every other process fails within seconds (not the 20 s
+// timeout) with an error that names the lost rank and its pid, and
+// leaves no segment behind.
+func TestMultiProcRankDies(t *testing.T) {
+	start := time.Now()
+	outs, errs := runJob(t, 3, 1, nil, "die", time.Minute)
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("the job took %v to fail, want well under the 20 s timeout", d)
+	}
+	for p := 0; p < 2; p++ {
+		if errs[p] != nil {
+			t.Errorf("process %d: %v\n%s", p, errs[p], outs[p])
+			continue
+		}
+		res := resultLine(outs[p])
+		if !strings.Contains(res, "rank 2") || !strings.Contains(res, "pid") {
+			t.Errorf("process %d's error does not name rank 2 and its pid: %q\n%s", p, res, outs[p])
+		}
+		if !strings.Contains(outs[p], "progress of every rank") {
+			t.Errorf("process %d's error carries no progress dump:\n%s", p, outs[p])
+		}
+	}
+	if errs[2] == nil {
+		t.Errorf("the dying process exited cleanly")
+	}
+}
+
+// TestMultiProcNeverJoins: a job of more ranks than are started fails in
+// every process within the timeout, naming the missing rank.
+func TestMultiProcNeverJoins(t *testing.T) {
+	outs, errs := runJob(t, 2, 1, nil, "absent", time.Minute)
+	for p := range outs {
+		if errs[p] != nil {
+			t.Errorf("process %d: %v\n%s", p, errs[p], outs[p])
+		}
+		if res := resultLine(outs[p]); !strings.Contains(res, "2") || res == "<nil>" {
+			t.Errorf("process %d: want an error naming rank 2, got %q", p, res)
+		}
+	}
+}
+
+func resultLine(out string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if s, ok := strings.CutPrefix(l, "RESULT "); ok {
+			return s
+		}
+	}
+	return ""
+}

@@ -1,0 +1,262 @@
+package perf
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gccl/gccl/lib/shm"
+)
+
+// Runs across processes re-execute this test binary as the perf program:
+// TestPerfChild, with the perf arguments after "--" (the first is the
+// program name). --np sets ChildCommand to start it so.
+
+const childEnv = "GCCL_TEST_PERF_CHILD"
+
+// TestPerfChild is a perf process when childEnv is set.
+func TestPerfChild(t *testing.T) {
+	if os.Getenv(childEnv) == "" {
+		t.Skip("a perf process of the tests across processes")
+	}
+	args := flag.Args()
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, "TestPerfChild: no program")
+		os.Exit(2)
+	}
+	if ms, err := strconv.Atoi(os.Getenv("GCCL_TEST_DIE_MS")); err == nil && os.Getenv("GCCL_LAUNCH_TEST_RANK") == os.Getenv("GCCL_TEST_DIE_RANK") {
+		go func() {
+			time.Sleep(time.Duration(ms) * time.Millisecond)
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}()
+	}
+	for _, test := range Tests {
+		if test.Prog == args[0] {
+			os.Exit(Main(test, args[1:], os.Stdout, os.Stderr))
+		}
+	}
+	fmt.Fprintf(os.Stderr, "TestPerfChild: unknown program %q\n", args[0])
+	os.Exit(2)
+}
+
+// asChildren makes --np start this test binary as the perf program.
+func asChildren(t *testing.T, shmDir string) {
+	t.Helper()
+	old := ChildCommand
+	ChildCommand = func(test *Test) (string, []string, error) {
+		return os.Args[0], []string{"-test.run=^TestPerfChild$", "--", test.Prog}, nil
+	}
+	t.Setenv(childEnv, "1")
+	t.Setenv(shm.EnvDir, shmDir)
+	t.Cleanup(func() { ChildCommand = old })
+}
+
+func noSegmentsLeft(t *testing.T, dir string) {
+	t.Helper()
+	if left, _ := os.ReadDir(dir); len(left) > 0 {
+		var names []string
+		for _, e := range left {
+			names = append(names, e.Name())
+		}
+		t.Errorf("shared-memory segments left behind: %v", names)
+	}
+}
+
+// checkJobTable checks a run's output: one table, one "# Using devices"
+// line per rank with distinct pids per process, rows, and 0 wrong.
+func checkJobTable(t *testing.T, out string, ranks, procs int) {
+	t.Helper()
+	if n := strings.Count(out, "# Collective test starting"); n != 1 {
+		t.Fatalf("%d tables, want one:\n%s", n, out)
+	}
+	pids := map[string]bool{}
+	lines := 0
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "#  Rank") {
+			lines++
+			f := strings.Fields(l)
+			for i := range f {
+				if f[i] == "Pid" && i+1 < len(f) {
+					pids[f[i+1]] = true
+				}
+			}
+		}
+	}
+	if lines != ranks || len(pids) != procs {
+		t.Fatalf("%d rank lines from %d pids, want %d from %d:\n%s", lines, len(pids), ranks, procs, out)
+	}
+	if !strings.Contains(out, "Out of bounds values : 0 OK") {
+		t.Fatalf("wrong results:\n%s", out)
+	}
+	if rows := len(jobRows(out)); rows == 0 {
+		t.Fatalf("no rows:\n%s", out)
+	}
+}
+
+func jobRows(out string) []string {
+	var rows []string
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) > 8 && !strings.HasPrefix(l, "#") {
+			if _, err := strconv.Atoi(f[0]); err == nil {
+				rows = append(rows, l)
+			}
+		}
+	}
+	return rows
+}
+
+// TestNPRuns is the built-in launcher: --np 2 -g 2 and --np 3 over every
+// algorithm and protocol, one table of every rank, 0 wrong.
+func TestNPRuns(t *testing.T) {
+	dir := t.TempDir()
+	asChildren(t, dir)
+	for _, tc := range []struct {
+		args         []string
+		ranks, procs int
+	}{
+		{[]string{"--np", "2", "-g", "2", "-b", "8", "-e", "256K", "-f", "8", "-n", "3", "-w", "1"}, 4, 2},
+		{[]string{"--np", "3", "-b", "8", "-e", "64K", "-f", "16", "-n", "2", "-w", "1", "--algo", "all", "--proto", "all"}, 3, 3},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			var out, errb bytes.Buffer
+			if code := Main(AllReduce, tc.args, &out, &errb); code != 0 {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+			}
+			checkJobTable(t, out.String(), tc.ranks, tc.procs)
+		})
+	}
+	noSegmentsLeft(t, dir)
+}
+
+// startJob starts n processes of this test binary as perf processes of
+// one job, with launcher's variables (Open MPI's, or torchrun's), meeting
+// on a free port of 127.0.0.1. extra adds variables for process r.
+func startJob(t *testing.T, launcher string, n int, dir string, args []string, extra func(r int) []string) (cmds []*exec.Cmd, outs, errs []*bytes.Buffer) {
+	t.Helper()
+	port := freePort(t)
+	for r := range n {
+		cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestPerfChild$", "--", AllReduce.Prog}, args...)...)
+		env := append(os.Environ(), childEnv+"=1", shm.EnvDir+"="+dir, "GCCL_JOB_TOKEN=test-token-"+launcher)
+		switch launcher {
+		case "openmpi":
+			env = append(env, "OMPI_COMM_WORLD_RANK="+strconv.Itoa(r), "OMPI_COMM_WORLD_SIZE="+strconv.Itoa(n),
+				"OMPI_COMM_WORLD_LOCAL_RANK="+strconv.Itoa(r), "GCCL_COMM_ID=127.0.0.1:"+strconv.Itoa(port))
+		case "torchrun":
+			env = append(env, "RANK="+strconv.Itoa(r), "WORLD_SIZE="+strconv.Itoa(n), "LOCAL_RANK="+strconv.Itoa(r),
+				"MASTER_ADDR=127.0.0.1", "MASTER_PORT="+strconv.Itoa(port))
+		}
+		if extra != nil {
+			env = append(env, extra(r)...)
+		}
+		cmd.Env = env
+		outs = append(outs, new(bytes.Buffer))
+		errs = append(errs, new(bytes.Buffer))
+		cmd.Stdout, cmd.Stderr = outs[r], errs[r]
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	return cmds, outs, errs
+}
+
+// TestUnderLaunchers: processes started as Open MPI and torchrun start
+// them (their variables), meeting at GCCL_COMM_ID or MASTER_ADDR/PORT:
+// process 0 prints the one table, the others print nothing.
+func TestUnderLaunchers(t *testing.T) {
+	dir := t.TempDir()
+	for _, launcher := range []string{"openmpi", "torchrun"} {
+		t.Run(launcher, func(t *testing.T) {
+			const n = 3
+			cmds, outs, errs := startJob(t, launcher, n, dir, []string{"-b", "8", "-e", "128K", "-f", "8", "-n", "2", "-w", "1", "-g", "2"}, nil)
+			for r, cmd := range cmds {
+				if err := waitFor(cmd, 2*time.Minute); err != nil {
+					t.Errorf("process %d: %v\n%s%s", r, err, outs[r].String(), errs[r].String())
+				}
+			}
+			if t.Failed() {
+				return
+			}
+			checkJobTable(t, outs[0].String(), 2*n, n)
+			for r := 1; r < n; r++ {
+				if outs[r].Len() != 0 {
+					t.Errorf("process %d printed to stdout:\n%s", r, outs[r].String())
+				}
+			}
+		})
+	}
+	noSegmentsLeft(t, dir)
+}
+
+// TestRankKilledMidSweep: kill -9 of one process in the middle of a sweep
+// (as mpirun started it: nothing kills the survivors for it) makes every
+// survivor exit non-zero by itself, naming the lost rank and its pid,
+// within the timeout + 5 s; nothing hangs and no segment is left. 20
+// trials (5 with -short), the victim and the moment varied.
+func TestRankKilledMidSweep(t *testing.T) {
+	trials := 20
+	if testing.Short() {
+		trials = 5
+	}
+	dir := t.TempDir()
+	const timeout = 10 // -T seconds
+	args := []string{"-b", "8", "-e", "4M", "-f", "2", "-n", "50", "-w", "2", "-N", "0", "-T", strconv.Itoa(timeout)}
+	for trial := range trials {
+		victim := trial % 3
+		die := func(r int) []string {
+			return []string{"GCCL_TEST_DIE_RANK=" + strconv.Itoa(victim), "GCCL_TEST_DIE_MS=" + strconv.Itoa(300+trial*37%400), "GCCL_LAUNCH_TEST_RANK=" + strconv.Itoa(r)}
+		}
+		start := time.Now()
+		cmds, outs, errs := startJob(t, "openmpi", 3, dir, args, die)
+		for r, cmd := range cmds {
+			err := waitFor(cmd, (timeout+5)*time.Second-time.Since(start))
+			if r == victim {
+				continue
+			}
+			if err == nil {
+				t.Errorf("trial %d: process %d exited 0 after rank %d was killed\n%s", trial, r, victim, outs[r].String())
+				continue
+			}
+			if strings.Contains(err.Error(), "still running") {
+				t.Errorf("trial %d: process %d hung: %v\n%s", trial, r, err, errs[r].String())
+				continue
+			}
+			msg := errs[r].String()
+			if !strings.Contains(msg, fmt.Sprintf("rank %d", victim)) || !strings.Contains(msg, fmt.Sprint(cmds[victim].Process.Pid)) {
+				t.Errorf("trial %d: process %d's error does not name rank %d (pid %d):\n%s", trial, r, victim, cmds[victim].Process.Pid, msg)
+			}
+		}
+	}
+	noSegmentsLeft(t, dir)
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func waitFor(cmd *exec.Cmd, d time.Duration) error {
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(d):
+		_ = cmd.Process.Kill()
+		<-done
+		return fmt.Errorf("still running after %v: killed", d)
+	}
+}
