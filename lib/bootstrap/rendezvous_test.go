@@ -1,0 +1,454 @@
+package bootstrap
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var testToken = [tokenBytes]byte{1, 2, 3}
+
+// lockedBuf is a log a root writes from its goroutines.
+type lockedBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func newRoot(t *testing.T, timeout time.Duration) (*Root, *lockedBuf) {
+	t.Helper()
+	log := new(lockedBuf)
+	r, err := ServeRoot("127.0.0.1:0", testToken, RootOptions{Timeout: timeout, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r, log
+}
+
+// joinAll joins one client per entry of procs (each the ranks of a
+// process) concurrently and returns them in the same order.
+func joinAll(t *testing.T, r *Root, nranks int, procs [][]int, timeout time.Duration) ([]*Client, []error) {
+	t.Helper()
+	cs := make([]*Client, len(procs))
+	errs := make([]error, len(procs))
+	var wg sync.WaitGroup
+	for i, ranks := range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cs[i], errs[i] = Join(r.Addr(), testToken, nranks, ranks,
+				ProcInfo{Host: "h", HostID: "h/1", Pid: 1000 + i, Blob: []byte(fmt.Sprint("blob", i))}, JoinOptions{Timeout: timeout})
+		}()
+	}
+	wg.Wait()
+	return cs, errs
+}
+
+func closeAll(cs []*Client) {
+	for _, c := range cs {
+		if c != nil {
+			c.Close()
+		}
+	}
+}
+
+// each runs f on every client concurrently and returns the errors.
+func each(cs []*Client, f func(i int, c *Client) error) []error {
+	errs := make([]error, len(cs))
+	var wg sync.WaitGroup
+	for i, c := range cs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = f(i, c)
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
+func noErr(t *testing.T, what string, errs []error) {
+	t.Helper()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("%s: process %d: %v", what, i, err)
+		}
+	}
+}
+
+// TestCollectives: 1 to 4 processes, one of them holding several ranks,
+// every collective against its exact result.
+func TestCollectives(t *testing.T) {
+	layouts := [][][]int{{{0}}, {{1}, {0}}, {{2}, {0}, {1}}, {{0, 1}, {2}, {3}}, {{3}, {2}, {1}, {0}}}
+	for _, layout := range layouts {
+		t.Run(fmt.Sprint(layout), func(t *testing.T) {
+			nranks := 0
+			for _, p := range layout {
+				nranks += len(p)
+			}
+			r, _ := newRoot(t, 10*time.Second)
+			cs, errs := joinAll(t, r, nranks, layout, 10*time.Second)
+			noErr(t, "join", errs)
+			defer closeAll(cs)
+			n := len(layout)
+			// Process indexes follow each process's lowest rank.
+			for _, c := range cs {
+				if c.NProcs() != n || c.NRanks() != nranks {
+					t.Fatalf("NProcs %d NRanks %d, want %d %d", c.NProcs(), c.NRanks(), n, nranks)
+				}
+				for i, p := range c.Procs() {
+					if i > 0 && p.Ranks[0] < c.Procs()[i-1].Ranks[0] {
+						t.Fatalf("processes not ordered by rank: %v", c.Procs())
+					}
+				}
+				me := c.Procs()[c.Index()]
+				if string(me.Blob) != "blob"+strconv.Itoa(me.Pid-1000) {
+					t.Fatalf("process %d sees itself as %+v", c.Index(), me)
+				}
+			}
+			noErr(t, "barrier", each(cs, func(i int, c *Client) error { return c.Barrier() }))
+			noErr(t, "allgather", each(cs, func(i int, c *Client) error {
+				got, err := c.AllGather([]byte{byte(c.Index()), 7})
+				if err != nil {
+					return err
+				}
+				for k, b := range got {
+					if !bytes.Equal(b, []byte{byte(k), 7}) {
+						return fmt.Errorf("part %d = %v", k, b)
+					}
+				}
+				return nil
+			}))
+			noErr(t, "broadcast", each(cs, func(i int, c *Client) error {
+				got, err := c.Broadcast(n-1, []byte("from "+strconv.Itoa(c.Index())))
+				if err == nil && string(got) != "from "+strconv.Itoa(n-1) {
+					err = fmt.Errorf("got %q", got)
+				}
+				return err
+			}))
+			noErr(t, "allreduce", each(cs, func(i int, c *Client) error {
+				x := float64(c.Index())
+				// Exact in any order: halves and small integers.
+				for _, tc := range []struct {
+					op   ReduceOp
+					want float64
+				}{{Sum, float64(n*(n-1))/2 + 0.5*float64(n)}, {Max, float64(n-1) + 0.5}, {Min, 0.5}} {
+					v := []float64{x + 0.5, -(x + 0.5)}
+					if err := c.AllReduceFloat64(v, tc.op); err != nil {
+						return err
+					}
+					if v[0] != tc.want {
+						return fmt.Errorf("op %d: %v, want %v", tc.op, v[0], tc.want)
+					}
+				}
+				iv := []int64{int64(c.Index()) + 1, 1 << 40}
+				if err := c.AllReduceInt64(iv, Sum); err != nil {
+					return err
+				}
+				if iv[0] != int64(n*(n+1)/2) || iv[1] != int64(n)<<40 {
+					return fmt.Errorf("int sums %v", iv)
+				}
+				return nil
+			}))
+		})
+	}
+}
+
+func TestWrongTokenAndGarbageRefused(t *testing.T) {
+	r, log := newRoot(t, 10*time.Second)
+	// A stranger with the wrong token, and one sending garbage, while the
+	// job's two processes join.
+	var wrong [tokenBytes]byte
+	_, err := Join(r.Addr(), wrong, 2, []int{0}, ProcInfo{Pid: 66}, JoinOptions{Timeout: time.Second})
+	if err == nil {
+		t.Fatal("a wrong token was let in")
+	}
+	g, err := net.Dial("tcp", r.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Write([]byte{0xff, 0xff, 0xff, 0x7f, 1, 2, 3})
+	g.Close()
+	h, _ := net.Dial("tcp", r.Addr())
+	writeFrame(h, frameHello, []byte("gccl-bs1 but short"))
+	h.Close()
+	cs, errs := joinAll(t, r, 2, [][]int{{0}, {1}}, 5*time.Second)
+	noErr(t, "join", errs)
+	defer closeAll(cs)
+	noErr(t, "barrier", each(cs, func(i int, c *Client) error { return c.Barrier() }))
+	deadline := time.Now().Add(5 * time.Second)
+	for strings.Count(log.String(), "refused") < 3 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, want := range []string{"wrong job token", "frame length", "too short"} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("the root's log lacks %q:\n%s", want, log.String())
+		}
+	}
+}
+
+func TestSilentConnectionDropped(t *testing.T) {
+	r, log := newRoot(t, 300*time.Millisecond) // the hello deadline is min(10 s, timeout)
+	c, err := net.Dial("tcp", r.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Read(make([]byte, 1)); err == nil {
+		t.Fatal("the root kept a connection that never said hello")
+	}
+	if !strings.Contains(log.String(), "refused") {
+		t.Errorf("not logged: %q", log.String())
+	}
+}
+
+func TestNeverJoins(t *testing.T) {
+	r, _ := newRoot(t, 300*time.Millisecond)
+	start := time.Now()
+	cs, errs := joinAll(t, r, 3, [][]int{{0}, {2}}, 5*time.Second)
+	defer closeAll(cs)
+	for i, err := range errs {
+		if err == nil || !strings.Contains(err.Error(), "rank 1 never joined") {
+			t.Errorf("process %d: %v, want rank 1 named", i, err)
+		}
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("took %v", d)
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	r, _ := newRoot(t, 2*time.Second)
+	a, errA := make(chan *Client, 1), make(chan error, 1)
+	go func() {
+		c, err := Join(r.Addr(), testToken, 3, []int{0, 1}, ProcInfo{Pid: 1}, JoinOptions{Timeout: 2 * time.Second})
+		a <- c
+		errA <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	_, err := Join(r.Addr(), testToken, 3, []int{1}, ProcInfo{Pid: 2}, JoinOptions{Timeout: time.Second})
+	if err == nil || !strings.Contains(err.Error(), "rank 1 is claimed twice") {
+		t.Errorf("a rank claimed twice: %v", err)
+	}
+	_, err = Join(r.Addr(), testToken, 4, []int{2}, ProcInfo{Pid: 3}, JoinOptions{Timeout: time.Second})
+	if err == nil || !strings.Contains(err.Error(), "says 4 ranks, the job 3") {
+		t.Errorf("a different rank count: %v", err)
+	}
+	c, err := Join(r.Addr(), testToken, 3, []int{2}, ProcInfo{Pid: 4}, JoinOptions{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c0 := <-a; c0 != nil {
+		defer c0.Close()
+	}
+	if err := <-errA; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Join(r.Addr(), testToken, 5, []int{7}, ProcInfo{}, JoinOptions{Timeout: time.Second}); err == nil {
+		t.Error("rank 7 of 5 accepted")
+	}
+}
+
+// TestLostProcess: a process whose connection ends without goodbye makes
+// every other process's Lost fire at once, naming it; a collective waiting
+// for it fails then, not at the timeout.
+func TestLostProcess(t *testing.T) {
+	r, _ := newRoot(t, 30*time.Second)
+	cs, errs := joinAll(t, r, 3, [][]int{{0}, {1}, {2}}, 30*time.Second)
+	noErr(t, "join", errs)
+	defer closeAll(cs[:2])
+	var got error
+	var mu sync.Mutex
+	cs[0].OnLost(func(err error) { mu.Lock(); got = err; mu.Unlock() })
+	start := time.Now()
+	barrier := make(chan error, 1)
+	go func() { barrier <- cs[1].Barrier() }()
+	time.Sleep(20 * time.Millisecond)
+	cs[2].conn.Close() // dies: no goodbye
+	select {
+	case err := <-barrier:
+		if !errors.Is(err, ErrLost) || !strings.Contains(err.Error(), "rank 2 (host h, pid 1002)") {
+			t.Errorf("barrier: %v, want the loss of rank 2 named", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the barrier waited on for a lost process")
+	}
+	<-cs[0].Lost()
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("loss seen after %v", d)
+	}
+	if !strings.Contains(cs[0].LostErr().Error(), "connection closed") {
+		t.Errorf("LostErr: %v", cs[0].LostErr())
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		mu.Lock()
+		g := got
+		mu.Unlock()
+		if g != nil || time.Now().After(deadline) {
+			if g == nil {
+				t.Error("OnLost callback not run")
+			}
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := cs[0].Barrier(); !errors.Is(err, ErrLost) {
+		t.Errorf("a collective after the loss: %v", err)
+	}
+}
+
+func TestAbortPropagates(t *testing.T) {
+	r, _ := newRoot(t, 30*time.Second)
+	cs, errs := joinAll(t, r, 2, [][]int{{0}, {1}}, 30*time.Second)
+	noErr(t, "join", errs)
+	defer closeAll(cs)
+	cs[1].Abort(errors.New("disk on fire"))
+	select {
+	case <-cs[0].Lost():
+	case <-time.After(5 * time.Second):
+		t.Fatal("abort not propagated")
+	}
+	if err := cs[0].LostErr(); !strings.Contains(err.Error(), "disk on fire") || !strings.Contains(err.Error(), "pid 1001") {
+		t.Errorf("LostErr %v", err)
+	}
+}
+
+func TestRootGone(t *testing.T) {
+	r, _ := newRoot(t, 30*time.Second)
+	cs, errs := joinAll(t, r, 2, [][]int{{0}, {1}}, 30*time.Second)
+	noErr(t, "join", errs)
+	defer closeAll(cs)
+	r.Close()
+	for _, c := range cs {
+		select {
+		case <-c.Lost():
+		case <-time.After(5 * time.Second):
+			t.Fatal("the root's end went unnoticed")
+		}
+		if err := c.LostErr(); !strings.Contains(err.Error(), r.Addr()) {
+			t.Errorf("LostErr %v does not name the root", err)
+		}
+	}
+}
+
+// TestNoLeaks: goroutines come back to where they were after a job's
+// root and clients close, and the root's Wait sees every goodbye.
+func TestNoLeaks(t *testing.T) {
+	before := runtime.NumGoroutine()
+	r, err := ServeRoot("127.0.0.1:0", testToken, RootOptions{Timeout: 10 * time.Second, Log: new(lockedBuf)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, errs := joinAll(t, r, 3, [][]int{{0}, {1, 2}}, 10*time.Second)
+	noErr(t, "join", errs)
+	noErr(t, "barrier", each(cs, func(i int, c *Client) error { return c.Barrier() }))
+	closeAll(cs)
+	if !r.Wait(5 * time.Second) {
+		t.Error("Wait: not every process said goodbye")
+	}
+	r.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<16)
+		t.Errorf("%d goroutines, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+// TestKilledChildProcess: a real process (this test binary) joins and is
+// killed with SIGKILL; the other process sees the loss, naming its pid.
+func TestKilledChildProcess(t *testing.T) {
+	if os.Getenv("BOOTSTRAP_CHILD_ADDR") != "" {
+		return
+	}
+	r, _ := newRoot(t, 30*time.Second)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperClient$")
+	cmd.Env = append(os.Environ(), "BOOTSTRAP_CHILD_ADDR="+r.Addr())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Join(r.Addr(), testToken, 2, []int{0}, ProcInfo{Host: "h", Pid: os.Getpid()}, JoinOptions{Timeout: 30 * time.Second})
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Barrier(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	cmd.Process.Kill()
+	cmd.Wait()
+	select {
+	case <-c.Lost():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the killed process went unnoticed")
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("noticed after %v", d)
+	}
+	if !strings.Contains(c.LostErr().Error(), "pid "+strconv.Itoa(cmd.Process.Pid)) {
+		t.Errorf("LostErr %v does not name pid %d", c.LostErr(), cmd.Process.Pid)
+	}
+}
+
+func TestHelperClient(t *testing.T) {
+	addr := os.Getenv("BOOTSTRAP_CHILD_ADDR")
+	if addr == "" {
+		t.Skip("the child of TestKilledChildProcess")
+	}
+	c, err := Join(addr, testToken, 2, []int{1}, ProcInfo{Host: "h", Pid: os.Getpid()}, JoinOptions{Timeout: 30 * time.Second})
+	if err != nil {
+		os.Exit(2)
+	}
+	c.Barrier()
+	time.Sleep(time.Minute) // until killed
+}
+
+// FuzzDecode: no input makes a decoder panic.
+func FuzzDecode(f *testing.F) {
+	f.Add(hello{token: testToken, nranks: 4, info: ProcInfo{Ranks: []int{1, 2}, Host: "h", HostID: "x", Pid: 9, Blob: []byte("b")}}.encode())
+	f.Add(encodeTable(0, rootProc{"h", 1}, []ProcInfo{{Ranks: []int{0}, Host: "h"}}))
+	f.Add(coll{seq: 3, kind: collAllGather, data: []byte{1}}.encode())
+	f.Add(encodeResult(3, [][]byte{{1}, {}}))
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if h, err := decodeHello(b); err == nil {
+			if h2, err := decodeHello(h.encode()); err != nil || h2.nranks != h.nranks || len(h2.info.Ranks) != len(h.info.Ranks) {
+				t.Fatalf("hello round trip: %v", err)
+			}
+		}
+		decodeTable(b)
+		decodeColl(b)
+		decodeResult(b)
+		decodeStr(b)
+		readFrame(bytes.NewReader(b))
+	})
+}
