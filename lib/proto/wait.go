@@ -250,7 +250,11 @@ func (w *Waiter) WaitKick(ready func() bool, kick func(), what func() string) er
 		}
 	}
 	start := time.Now()
-	if w.SpinFor > 0 && w.spinSkip == 0 {
+	// A waiter on a bell does not back off: its peer is another process,
+	// on a core of its own when SpinFor is set, so a missed spin says it
+	// was late, not that it shares this processor (measured: the back-off
+	// made every 8 B allreduce of 2 processes park, 126 us instead of 1).
+	if w.SpinFor > 0 && (w.spinSkip == 0 || w.bell != nil) {
 		for i := 1; ; i++ {
 			if ready() {
 				w.spinPenalty = 0
@@ -271,6 +275,11 @@ func (w *Waiter) WaitKick(ready func() bool, kick func(), what func() string) er
 			return w.Abort.Err()
 		}
 		runtime.Gosched()
+		if w.bell != nil {
+			// The peer may be another process waiting for this core:
+			// Gosched yields only to this process's goroutines.
+			shm.Yield()
+		}
 		if ready() {
 			return nil
 		}

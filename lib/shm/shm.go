@@ -247,6 +247,12 @@ func FutexWake(w *atomic.Uint32, n int) {
 	_, _, _ = unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(w)), futexWake, uintptr(n), 0, 0, 0)
 }
 
+// Yield gives the processor to another thread of any process
+// (sched_yield): what a waiter whose peer is another process does between
+// looks at a word, so that on a host with more processes than cores the
+// peer gets to run.
+func Yield() { _, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }
+
 // Not FUTEX_PRIVATE_FLAG: the word is shared between processes.
 const (
 	futexWait = 0

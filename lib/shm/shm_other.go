@@ -39,3 +39,4 @@ func FutexWait(w *atomic.Uint32, val uint32, timeout time.Duration) {
 		time.Sleep(min(timeout, time.Millisecond))
 	}
 }
+func Yield() { runtime.Gosched() }

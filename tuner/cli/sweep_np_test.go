@@ -1,0 +1,59 @@
+package cli
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gccl/gccl/lib/shm"
+	"github.com/gccl/gccl/perf"
+	"github.com/gccl/gccl/results"
+)
+
+// TestTuneChild is a process of perf --np started by tune sweep --np:
+// "tune _perf PROG ARGS" with this test binary standing in for tune.
+func TestTuneChild(t *testing.T) {
+	if os.Getenv("GCCL_TEST_TUNE_CHILD") == "" {
+		t.Skip("a process of tune sweep --np's test")
+	}
+	os.Exit(Run(flag.Args(), os.Stdout, os.Stderr))
+}
+
+// tune sweep --np 2 measures each shape across two processes of half the
+// ranks each; the records say so.
+func TestSweepAcrossProcesses(t *testing.T) {
+	old := perf.ChildCommand
+	perf.ChildCommand = func(test *perf.Test) (string, []string, error) {
+		return os.Args[0], []string{"-test.run=^TestTuneChild$", "--", perfCommand, test.Prog}, nil
+	}
+	defer func() { perf.ChildCommand = old }()
+	t.Setenv("GCCL_TEST_TUNE_CHILD", "1")
+	dir := t.TempDir()
+	t.Setenv(shm.EnvDir, dir)
+	out := filepath.Join(t.TempDir(), "np.jsonl")
+	code, stdout, stderr := runCLI("sweep", "--colls", "allreduce", "--ranks", "4", "--np", "2", "--proto", "LL,Simple",
+		"--algo", "Ring", "-b", "8", "-e", "512", "-f", "8", "-n", "3", "-w", "1", "--max-time", "50ms", "--output", out)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s\n%s", code, stdout, stderr)
+	}
+	recs, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 3 * 3; len(recs) != want { // auto, Ring/LL, Ring/Simple x 3 sizes
+		t.Fatalf("%d records, want %d", len(recs), want)
+	}
+	for _, r := range recs {
+		if r.NRanks != 4 || r.NProcs != 2 || r.RanksPerProc != 2 || r.Launcher != "gccl" || r.Wrong > 0 {
+			t.Fatalf("record %+v: want 4 ranks over 2 processes of 2 by gccl's launcher", r)
+		}
+	}
+	if code, _, stderr := runCLI("sweep", "--ranks", "3", "--np", "2", "--output", out); code == 0 || !strings.Contains(stderr, "multiples of --np") {
+		t.Errorf("3 ranks over 2 processes: exit %d, %s", code, stderr)
+	}
+	if left, _ := os.ReadDir(dir); len(left) > 0 {
+		t.Errorf("segments left: %v", left)
+	}
+}
