@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -196,7 +197,9 @@ func mpScenario(t *testing.T, job mpJob, id UniqueID) {
 	switch job.Scenario {
 	case "die":
 		// The last rank dies in the middle of a stream of allreduces; the
-		// others must fail naming it, well within the timeout.
+		// others must fail naming it, well within the timeout, and leave
+		// no goroutine behind once their communicators are destroyed.
+		before := runtime.NumGoroutine()
 		comms, err := InitRanks(job.NRanks, id, job.Ranks, cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -215,6 +218,7 @@ func mpScenario(t *testing.T, job mpJob, id UniqueID) {
 					for _, c := range comms {
 						c.Destroy()
 					}
+					fmt.Printf("GOROUTINES %d %d\n", before, settleGoroutines(before))
 					return
 				}
 			}
@@ -252,6 +256,13 @@ func TestMultiProcRankDies(t *testing.T) {
 		}
 		if !strings.Contains(outs[p], "progress of every rank") {
 			t.Errorf("process %d's error carries no progress dump:\n%s", p, outs[p])
+		}
+		var before, after int
+		for _, l := range strings.Split(outs[p], "\n") {
+			fmt.Sscanf(l, "GOROUTINES %d %d", &before, &after)
+		}
+		if before == 0 || after > before {
+			t.Errorf("process %d: %d goroutines after Destroy, %d before InitRanks:\n%s", p, after, before, outs[p])
 		}
 	}
 	if errs[2] == nil {
