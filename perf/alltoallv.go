@@ -113,7 +113,10 @@ func (tr *traffic) run(c Comm, a callArgs) error {
 	total := int64(a.count) * int64(n) * int64(elt)
 	recv := a.recv
 	if sameStart(a.send, a.recv) {
-		recv = tr.staging(me, len(a.recv))
+		var err error
+		if recv, err = tr.staging(c, me, len(a.recv)); err != nil {
+			return err
+		}
 	}
 	if err := c.GroupStart(); err != nil {
 		return err
@@ -140,14 +143,20 @@ func (tr *traffic) run(c Comm, a callArgs) error {
 // overlap of a rank's sends and receives undefined; here it would be a
 // data race between channel goroutines. The receives land beside the
 // buffer instead: the same traffic, and a result nobody checks.
-func (tr *traffic) staging(rank, size int) []byte {
+// A device backend gets a twin of each new staging buffer.
+func (tr *traffic) staging(c Comm, rank, size int) ([]byte, error) {
 	if tr.stage == nil { // not bound to a run: a buffer per call
-		return make([]byte, size)
+		return make([]byte, size), nil
 	}
 	if len(tr.stage[rank]) < size {
 		tr.stage[rank] = make([]byte, size)
+		if m, ok := c.(mirrorComm); ok {
+			if err := m.Mirror(tr.stage[rank]); err != nil {
+				return nil, err
+			}
+		}
 	}
-	return tr.stage[rank][:size]
+	return tr.stage[rank][:size], nil
 }
 
 // fill: a rank's send buffer is one stream of its plain data, cut into

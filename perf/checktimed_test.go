@@ -169,3 +169,12 @@ func TestCorruptEverywhere(t *testing.T) {
 		t.Errorf("no conclusion line")
 	}
 }
+
+// A sweep whose largest size leaves too few slots fails with the usage
+// error before the warm-up pass runs a call off the buffers (it panicked).
+func TestCheckTimedSlotsCheckedBeforeWarmup(t *testing.T) {
+	r := runPerf(t, AllReduce, args(tiny, []string{"-g", "2", "--check-timed", "-m", "3"})...)
+	if r.code != exitInvalidUsage || !strings.Contains(r.stderr, "--check-timed with -m 3 needs 3 slots") {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+}

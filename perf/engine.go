@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"math"
 	"math/bits"
+	"runtime"
 	"sort"
 	"sync"
 	"time"
@@ -61,7 +62,7 @@ type runner struct {
 }
 
 // newRunner drives comms, this process's ranks of a run of total.
-func (e *engine) newRunner(comms []Comm) *runner {
+func (e *engine) newRunner(comms []Comm) (*runner, error) {
 	r := &runner{t: e.t, o: e.o, comms: comms, job: e.job, total: e.n}
 	if len(comms) > 0 {
 		r.base = comms[0].Rank()
@@ -71,7 +72,14 @@ func (e *engine) newRunner(comms []Comm) *runner {
 		r.bar.across = e.job.link.Barrier
 	}
 	r.bufs = allocBuffers(len(comms), e.o.MaxBytes, e.o.Unalign)
-	return r
+	for i, c := range comms {
+		if m, ok := c.(mirrorComm); ok {
+			if err := m.Mirror(r.bufs[i].send, r.bufs[i].recv); err != nil {
+				return nil, fmt.Errorf("rank %d: device buffers: %w", c.Rank(), err)
+			}
+		}
+	}
+	return r, nil
 }
 
 func (r *runner) n() int { return r.total }
@@ -136,8 +144,20 @@ func (r *runner) threadComms(th int) []Comm {
 
 // start enqueues one operation (or -m of them in one group) on every rank
 // of the thread.
-func (r *runner) start(cs []Comm, p point, inPlace bool, iter int) error {
+func (r *runner) start(cs []Comm, p point, inPlace bool, iter int) (err error) {
 	agg := r.o.AggIters
+	if threadGroups(cs) {
+		// One group around every rank of the thread (nccl-tests'
+		// startColl), or the first rank's call would wait for the others.
+		if err := cs[0].GroupStart(); err != nil {
+			return err
+		}
+		defer func() {
+			if endErr := cs[0].GroupEnd(); err == nil {
+				err = endErr
+			}
+		}()
+	}
 	for _, c := range cs {
 		if agg > 1 {
 			if err := c.GroupStart(); err != nil {
@@ -195,10 +215,18 @@ func (r *runner) timeThread(th int, p point, inPlace bool, seed uint64, warm boo
 		return fail(err)
 	}
 	if o.CheckTimed {
-		r.prepareSlots(cs, p, inPlace, seed)
+		if err := r.prepareSlots(cs, p, inPlace, seed); err != nil {
+			return fail(err)
+		}
 	}
 	if err := r.bar.wait(); err != nil {
 		return fail(err)
+	}
+	if o.Graph > 0 {
+		return r.timeGraph(cs, p, inPlace, iters)
+	}
+	if ev, ok := r.eventTimed(cs); ok && perIterEvents(o) {
+		return r.timeEvents(cs, ev, p, inPlace, iters)
 	}
 
 	perIter := o.PerIter != 0 || o.CheckTimed
@@ -226,9 +254,15 @@ func (r *runner) timeThread(th int, p point, inPlace bool, seed uint64, warm boo
 			res.iters = append(res.iters, d.Seconds()/float64(o.AggIters))
 			if o.CheckTimed { // untimed: check, then refresh data for the next iteration
 				for a := 0; a < o.AggIters; a++ {
-					res.wrong += r.verify(cs, p, inPlace, seed, a)
+					w, err := r.verify(cs, p, inPlace, seed, a)
+					if err != nil {
+						return fail(err)
+					}
+					res.wrong += w
 				}
-				r.prepareSlots(cs, p, inPlace, seed)
+				if err := r.prepareSlots(cs, p, inPlace, seed); err != nil {
+					return fail(err)
+				}
 			}
 		}
 	}
@@ -251,6 +285,8 @@ func (r *runner) batch(p point, inPlace bool, seed uint64, warm bool, iters int)
 		wg.Add(1)
 		go func(th int) {
 			defer wg.Done()
+			runtime.LockOSThread() // a GPU backend's groups and device are per thread
+			defer runtime.UnlockOSThread()
 			results[th] = r.timeThread(th, p, inPlace, seed, warm, iters)
 		}(th)
 	}
@@ -487,11 +523,13 @@ func (r *runner) force(f ccl.Forced) error {
 // checkOnce fills inputs, runs one operation on every rank and counts the
 // wrong output elements.
 func (r *runner) checkOnce(p point, inPlace bool, seed uint64) (int64, error) {
-	r.prepare(r.comms, p, inPlace, seed, 0)
+	if err := r.prepare(r.comms, p, inPlace, seed, 0); err != nil {
+		return 0, err
+	}
 	if err := r.runAll(p, inPlace); err != nil {
 		return 0, err
 	}
-	return r.verify(r.comms, p, inPlace, seed, 0), nil
+	return r.verify(r.comms, p, inPlace, seed, 0)
 }
 
 // runAll runs one operation on every rank, each thread driving its ranks.
@@ -502,18 +540,40 @@ func (r *runner) runAll(p point, inPlace bool) error {
 		wg.Add(1)
 		go func(th int) {
 			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
 			cs := r.threadComms(th)
-			for _, c := range cs {
-				if err := r.call(c, p, inPlace, 0); err != nil {
-					errs[th] = err
-					return
-				}
-			}
-			errs[th] = complete(cs)
+			errs[th] = r.callAll(cs, p, inPlace)
 		}(th)
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// callAll runs one operation on each of a thread's ranks, at rotation
+// slot 0, and waits for them.
+func (r *runner) callAll(cs []Comm, p point, inPlace bool) error {
+	grouped := threadGroups(cs)
+	if grouped {
+		if err := cs[0].GroupStart(); err != nil {
+			return err
+		}
+	}
+	var err error
+	for _, c := range cs {
+		if err = r.call(c, p, inPlace, 0); err != nil {
+			break
+		}
+	}
+	if grouped {
+		if endErr := cs[0].GroupEnd(); err == nil {
+			err = endErr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return complete(cs)
 }
 
 // poison is written over outputs before a checked run, so a run that
@@ -521,15 +581,19 @@ func (r *runner) runAll(p point, inPlace bool) error {
 const poison = 0xA5
 
 // prepareSlots prepares every slot an iteration of -m operations uses.
-func (r *runner) prepareSlots(cs []Comm, p point, inPlace bool, seed uint64) {
+func (r *runner) prepareSlots(cs []Comm, p point, inPlace bool, seed uint64) error {
 	for a := 0; a < r.o.AggIters; a++ {
-		r.prepare(cs, p, inPlace, seed, a)
+		if err := r.prepare(cs, p, inPlace, seed, a); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
 // prepare writes the inputs of ranks cs for a check of p at rotation slot
-// and poisons their outputs.
-func (r *runner) prepare(cs []Comm, p point, inPlace bool, seed uint64, slot int) {
+// and poisons their outputs (on the device too, for a backend that has
+// one).
+func (r *runner) prepare(cs []Comm, p point, inPlace bool, seed uint64, slot int) error {
 	for _, c := range cs {
 		send, recv := r.views(c.Rank(), p, inPlace, r.slotShift(p, slot))
 		for i := range recv {
@@ -537,11 +601,15 @@ func (r *runner) prepare(cs []Comm, p point, inPlace bool, seed uint64, slot int
 		}
 		// In place the input lands on (part of) the poisoned output.
 		r.t.fill(r.dataArgs(c.Rank(), p, seed), send)
+		if err := toDevice(c, recv, send); err != nil {
+			return fmt.Errorf("rank %d: %w", c.Rank(), err)
+		}
 	}
+	return nil
 }
 
 // verify compares the outputs of ranks cs with the exact expected values.
-func (r *runner) verify(cs []Comm, p point, inPlace bool, seed uint64, slot int) int64 {
+func (r *runner) verify(cs []Comm, p point, inPlace bool, seed uint64, slot int) (int64, error) {
 	var wrong int64
 	ulps := 0
 	if p.op == reduce.Avg && p.dt.IsFloat() {
@@ -553,10 +621,13 @@ func (r *runner) verify(cs []Comm, p point, inPlace bool, seed uint64, slot int)
 			continue
 		}
 		_, recv := r.views(c.Rank(), p, inPlace, r.slotShift(p, slot))
+		if err := toHost(c, recv[:len(want)]); err != nil {
+			return 0, fmt.Errorf("rank %d: %w", c.Rank(), err)
+		}
 		w, _ := exact.Compare(recv[:len(want)], want, p.dt, ulps)
 		wrong += int64(w)
 	}
-	return wrong
+	return wrong, nil
 }
 
 func (r *runner) dataArgs(rank int, p point, seed uint64) dataArgs {
@@ -569,12 +640,17 @@ func (r *runner) bitwise(p point, inPlace bool, seed uint64) (int64, error) {
 	ref := make([][]byte, len(r.comms))
 	var diff int64
 	for k := 0; k <= r.o.Bitwise; k++ {
-		r.prepare(r.comms, p, inPlace, seed, 0)
+		if err := r.prepare(r.comms, p, inPlace, seed, 0); err != nil {
+			return 0, err
+		}
 		if err := r.runAll(p, inPlace); err != nil {
 			return 0, err
 		}
 		for _, c := range r.comms {
 			_, recv := r.views(c.Rank(), p, inPlace, r.unalignBytes(p))
+			if err := toHost(c, recv); err != nil {
+				return 0, fmt.Errorf("rank %d: %w", c.Rank(), err)
+			}
 			l := c.Rank() - r.base
 			if k == 0 {
 				ref[l] = append([]byte(nil), recv...)

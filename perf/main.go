@@ -46,10 +46,11 @@ const NCCLTestsVersion = "2.19.6"
 // Main runs test t with the command line args (without the program name),
 // printing to stdout and stderr, and returns the process exit code.
 func Main(t *Test, args []string, stdout, stderr io.Writer) int {
-	return run(t, Embedded{}, args, stdout, stderr)
+	return run(t, nil, args, stdout, stderr)
 }
 
-// run is Main with an explicit backend (tests inject their own).
+// run is Main with an explicit backend (tests inject their own); nil
+// picks the one --backend names.
 func run(t *Test, be Backend, args []string, stdout, stderr io.Writer) int {
 	o, err := parseOptions(t.Prog, args, stderr)
 	if errors.Is(err, pflag.ErrHelp) {
@@ -76,7 +77,17 @@ func run(t *Test, be Backend, args []string, stdout, stderr io.Writer) int {
 		return exitCode(err)
 	}
 	defer j.close()
-	if _, ok := be.(Embedded); ok && j != nil {
+	switch {
+	case be != nil:
+	case o.Backend == "nccl":
+		nranks := o.nRanks() * j.size()
+		nb, err := newNCCLBackend(o, j, nranks)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: --backend nccl: %v\n", t.Prog, err)
+			return exitCUDA
+		}
+		be = nb
+	default:
 		be = Embedded{job: j}
 	}
 	e := &engine{t: t, o: o, be: be, out: stdout, errw: stderr, started: time.Now(), env: o.recordEnv(), job: j}
@@ -243,7 +254,10 @@ func (e *engine) runConfig(rc RunConfig, sizes []int64, ops []reduce.Op, roots [
 			c.Destroy()
 		}
 	}()
-	r := e.newRunner(comms)
+	r, err := e.newRunner(comms)
+	if err != nil {
+		return exitInternal, err
+	}
 	if err := e.warmUp(r, sizes, ops, roots, nil); err != nil {
 		return exitCode(err), err
 	}
@@ -316,7 +330,10 @@ func (e *engine) runInterleaved(configs []RunConfig, sizes []int64, ops []reduce
 			c.Destroy()
 		}
 	}()
-	r := e.newRunner(comms)
+	r, err := e.newRunner(comms)
+	if err != nil {
+		return exitInternal, err
+	}
 	if err := e.warmUp(r, sizes, ops, roots, forces); err != nil {
 		return exitCode(err), err
 	}
@@ -448,6 +465,10 @@ func (e *engine) record(rc RunConfig, p point, inPlace bool, m measurement, algB
 		AlgBw: algBw, BusBw: busBw, Wrong: m.wrong, RefCopyGBps: e.refCopy, Interleaved: e.o.Interleave,
 		Env: e.env,
 	}
+	if v, ok := e.be.(versioned); ok {
+		r.NCCLVersion, r.CUDAVersion, _ = v.Versions()
+		r.GraphLaunches, r.Register = e.o.Graph, e.o.Register
+	}
 	r.ChosenBuff = rc.BuffSize
 	if r.ChosenBuff == 0 && r.Backend == "embedded" {
 		r.ChosenBuff = ccl.DefaultSimpleBuffSize
@@ -465,6 +486,10 @@ func (e *engine) record(rc RunConfig, p point, inPlace bool, m measurement, algB
 func (e *engine) printHeader() {
 	o := e.o
 	fmt.Fprintf(e.out, "# nccl-tests version %s compatible: gccl %s backend=%s\n", NCCLTestsVersion, Version, e.be.Name())
+	if v, ok := e.be.(versioned); ok {
+		nv, cv, paths := v.Versions()
+		fmt.Fprintf(e.out, "# NCCL %s, CUDA runtime %s: %s\n", nv, cv, paths)
+	}
 	fmt.Fprintf(e.out, "# Collective test starting: %s\n", e.t.Prog)
 	step, kind := o.StepBytes, "bytes"
 	if o.StepFactor > 1 {
@@ -482,7 +507,11 @@ func (e *engine) printHeader() {
 		fmt.Fprintln(e.out, "# Blocking Enabled: wait and barrier after each outer iteration (-n); time excludes barrier ")
 	}
 	if o.PerIter != 0 {
-		fmt.Fprintln(e.out, "# Per-Iteration Report: wall-clock timing; i_* uses max over threads ")
+		clock := "wall-clock"
+		if _, ok := e.be.(versioned); ok && perIterEvents(o) {
+			clock = "CUDA event" // a device backend's streams time each iteration (devtime.go)
+		}
+		fmt.Fprintf(e.out, "# Per-Iteration Report: %s timing; i_* uses max over threads \n", clock)
 	}
 	if o.Bitwise > 0 {
 		fmt.Fprintf(e.out, "# Bitwise Repeatability: %d comparisons after one reference run \n", o.Bitwise)
@@ -699,6 +728,8 @@ func exitCode(err error) int {
 		return exitInvalidUsage
 	case errors.Is(err, ccl.ErrTimeout):
 		return exitTimeout
+	case isCUDAError(err):
+		return exitCUDA
 	default:
 		return exitStack
 	}

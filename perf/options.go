@@ -22,6 +22,7 @@ import (
 const (
 	exitOK           = 0
 	exitInternal     = 1
+	exitCUDA         = 2 // no GPU or CUDA library, or a CUDA call failed (testCudaError)
 	exitStack        = 3 // the collective stack returned an error (testNcclError)
 	exitTimeout      = 4
 	exitNotImpl      = 5
@@ -154,9 +155,9 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	fs.IntVarP(&o.MemReport, "memory_report", "M", 0, "report buffer memory (0/1)")
 	fs.IntVar(&o.MemReport, "memory", 0, "same as --memory_report (recent nccl-tests' spelling)")
 	fs.IntVarP(&o.CPUTime, "report_cputime", "C", 0, "label the time column cputime (0/1)")
-	fs.IntVarP(&o.Graph, "cudagraph", "G", 0, "CUDA graph launches (GPU only)")
-	fs.IntVarP(&o.Register, "local_register", "R", 0, "buffer registration (GPU only)")
-	fs.IntVarP(&o.DeviceImpl, "device_implementation", "D", 0, "device implementation (GPU only)")
+	fs.IntVarP(&o.Graph, "cudagraph", "G", 0, "capture the -n iterations into a CUDA graph and launch it this many times (--backend nccl)")
+	fs.IntVarP(&o.Register, "local_register", "R", 0, "buffer registration: 0 none, 1 local (ncclCommRegister), 2 symmetric (ncclCommWindowRegister) (--backend nccl)")
+	fs.IntVarP(&o.DeviceImpl, "device_implementation", "D", 0, "device implementation (nccl-tests' own kernels; not available here)")
 	fs.IntVarP(&o.DeviceCTAs, "device_cta_count", "V", 16, "device CTA count (GPU only)")
 	fs.IntVarP(&o.CTAPolicy, "cta_policy", "x", -1, "CTA policy (GPU only)")
 	fs.StringVar(&protos, "proto", "", "sweep protocols: LL,LL128,Simple or all")
@@ -169,7 +170,7 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	fs.StringVar(&o.Out, "out", "", "write result records as JSONL to this file (one per configuration, size and placement; never overwrites: --force)")
 	fs.StringVar(&o.CSV, "csv", "", "write result records as CSV to this file (never overwrites: --force)")
 	fs.BoolVar(&o.Force, "force", false, "overwrite existing result and plot files (--out, --csv, -J, --plot)")
-	fs.StringVar(&o.Backend, "backend", "embedded", "collective backend: embedded")
+	fs.StringVar(&o.Backend, "backend", "embedded", "collective backend: embedded (gccl's stack) or nccl (libnccl and libcudart on GPUs; GCCL_NCCL_LIBRARY and GCCL_CUDART_LIBRARY name them)")
 	fs.IntVar(&o.NP, "np", 0, "start this many processes on this host (built-in launcher), each with -t x -g ranks; process 0 prints the table")
 	fs.BoolVar(&o.ShowVersion, "version", false, "print the version (gccl, nccl-tests compatibility, Go, build revision) and exit")
 	fs.StringVar(&o.Plot, "plot", "", "write the busBW curves of this run (out-of-place, one per configuration) to this image: .png, .svg or .pdf (never overwrites: --force)")
@@ -277,8 +278,8 @@ func (o *Options) validate() error {
 		return usagef("invalid -u/--unalign %d: want 0 or more elements", o.Unalign)
 	case o.Bitwise < 0:
 		return usagef("invalid -K/--bitwise %d: want 0 or more repeats", o.Bitwise)
-	case o.Backend != "embedded":
-		return usagef("unknown --backend %q: valid backends are: embedded (the NCCL backend arrives in a later release)", o.Backend)
+	case o.Backend != "embedded" && o.Backend != "nccl":
+		return usagef("unknown --backend %q: valid backends are: embedded (gccl's own stack, the default) and nccl (NVIDIA's libnccl on GPUs)", o.Backend)
 	}
 	for _, b := range []struct {
 		v    int
@@ -287,6 +288,9 @@ func (o *Options) validate() error {
 		if b.v != 0 && b.v != 1 {
 			return usagef("invalid %s %d: want 0 or 1", b.flag, b.v)
 		}
+	}
+	if o.Backend == "nccl" {
+		return o.validateNCCL()
 	}
 	// GPU-only flags: accepted; meaningless here, so say so or refuse.
 	if o.Graph > 0 {
@@ -316,6 +320,39 @@ func (o *Options) validate() error {
 				return usagef("invalid %s=%q: want the lowest acceptable average bus bandwidth in GB/s, e.g. 100 or 0.5", k, v)
 			}
 		}
+	}
+	o.notes = append(o.notes, o.envNotes()...)
+	return validatePlot(o)
+}
+
+// validateNCCL checks the flags of a run on the NCCL backend (nccl-tests'
+// own checks of -G, -I, -z and -R), and notes what NCCL takes elsewhere.
+func (o *Options) validateNCCL() error {
+	switch {
+	case o.Graph < 0:
+		return usagef("invalid -G/--cudagraph %d: want 0 (no graph) or the number of graph launches", o.Graph)
+	case o.Graph > 0 && o.PerIter != 0:
+		return usagef("-G/--cudagraph with per-iteration timing (-I or --precision) is not supported: the graph's iterations are not timed apart (as in nccl-tests)")
+	case o.Graph > 0 && o.Blocking == 3:
+		return usagef("-G/--cudagraph with -z 3 is not supported: a graph has no host barrier between iterations (as in nccl-tests)")
+	case o.Graph > 0 && o.CheckTimed:
+		return usagef("-G/--cudagraph with --check-timed is not supported: the graph's iterations cannot be checked one by one")
+	case o.Register < 0 || o.Register > 2:
+		return usagef("invalid -R/--local_register %d: want 0 (none), 1 (local, ncclCommRegister) or 2 (symmetric, ncclCommWindowRegister)", o.Register)
+	case o.DeviceImpl != 0:
+		return usagef("-D/--device_implementation %d runs nccl-tests' own device kernels (NCCL's device API), which gccl does not build: use -D 0", o.DeviceImpl)
+	case o.Interleave:
+		return usagef("--interleave needs a backend whose ranks switch configurations per operation; NCCL fixes them per communicator: drop --interleave")
+	case len(o.BuffSizes) > 1:
+		return usagef("--buffsize %v: NCCL reads NCCL_BUFFSIZE once per process, so one process measures one buffer size: run one --buffsize per process", o.BuffSizes)
+	case o.RanksPerHost != 0:
+		return usagef("--ranks-per-host groups the embedded stack's ranks into fake hosts; NCCL sees the real topology: drop it")
+	}
+	if o.DeviceCTAs != 16 {
+		o.notes = append(o.notes, "-V/--device_cta_count ignored: it sizes nccl-tests' own device kernels (-D)")
+	}
+	if o.CTAPolicy != -1 {
+		o.notes = append(o.notes, "-x/--cta_policy ignored: use --nchannels (ncclConfig_t minCTAs/maxCTAs)")
 	}
 	o.notes = append(o.notes, o.envNotes()...)
 	return validatePlot(o)

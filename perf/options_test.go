@@ -283,7 +283,7 @@ func TestUsageErrors(t *testing.T) {
 		{AllReduce, []string{"-M", "2"}, []string{"-M/--memory_report", "0 or 1"}},
 		{AllReduce, []string{"-C", "2"}, []string{"-C/--report_cputime", "0 or 1"}},
 		{AllReduce, []string{"-p", "2"}, []string{"-p/--parallel_init", "0 or 1"}},
-		{AllReduce, []string{"--backend", "nccl"}, []string{"--backend", `"nccl"`, "embedded"}},
+		{AllReduce, []string{"--backend", "nccl2"}, []string{"--backend", `"nccl2"`, "embedded", "nccl"}},
 		{AllReduce, []string{"--plot", "x.gif"}, []string{"--plot", `".gif"`, ".png, .svg or .pdf"}},
 		{Hypercube, []string{"-g", "3"}, []string{"power-of-two", "3 ranks"}},
 		{Hypercube, []string{"-t", "3", "-g", "2"}, []string{"power-of-two", "6 ranks"}},

@@ -2,6 +2,7 @@ package perf
 
 import (
 	"errors"
+	"runtime"
 	"runtime/debug"
 	"sync"
 
@@ -42,6 +43,9 @@ func (e *engine) warmUp(r *runner, sizes []int64, ops []reduce.Op, roots []int, 
 			for size := lo; ; size = min(2*size, hi) {
 				p := point{size: size, dt: dt, op: ops[0], root: roots[0]}
 				p.param, p.bytes = e.t.Counts(size, dt.Size(), e.n)
+				if err := r.checkTimedFits(p); err != nil {
+					return err // as measure would: before a call runs off the buffers
+				}
 				ops := e.o.Warmup + 1
 				if size == lo {
 					ops += e.o.Iters // as many as the first timed batch: see below
@@ -69,6 +73,8 @@ func (r *runner) warmPoint(p point, inPlace bool, ops int) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
 			cs := r.threadComms(th)
 			for i := 0; i < ops && errs[th] == nil; i++ {
 				errs[th] = r.start(cs, p, inPlace, i)

@@ -29,8 +29,16 @@ type Record struct {
 	CPU       string    `json:"cpu,omitempty"`     // CPU model
 	Cores     int       `json:"cores,omitempty"`   // logical CPUs
 	GoVersion string    `json:"go_version,omitempty"`
-	Backend   string    `json:"backend"`          // "embedded", "nccl"; "nccl-tests" or BackendGoBench for imported results
-	Source    string    `json:"source,omitempty"` // file:line an imported record came from
+	Backend   string    `json:"backend"` // "embedded", "nccl"; "nccl-tests" or BackendGoBench for imported results
+	// NCCLVersion and CUDAVersion name the libraries the NCCL backend
+	// loaded ("2.28.9", "13.0").
+	NCCLVersion string `json:"nccl_version,omitempty"`
+	CUDAVersion string `json:"cuda_version,omitempty"`
+	// GraphLaunches is -G (CUDA graph launches per measurement), Register
+	// -R (1 local, 2 symmetric buffer registration): NCCL backend only.
+	GraphLaunches int    `json:"graph_launches,omitempty"`
+	Register      int    `json:"register,omitempty"`
+	Source        string `json:"source,omitempty"` // file:line an imported record came from
 
 	// Topology.
 	NRanks int `json:"nranks"`

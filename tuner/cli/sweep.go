@@ -121,7 +121,7 @@ func mergeSizes(a, b []int64) []int64 {
 }
 
 // args are the perf arguments of the run.
-func (r sweepRun) args(iters, warmup int, factor int64, precision string, maxTime time.Duration, interleave bool, out string, np int) []string {
+func (r sweepRun) args(iters, warmup int, factor int64, precision string, maxTime time.Duration, interleave bool, out string, np int, backend string) []string {
 	b := r.blocks[0]
 	specs := make([]string, len(r.blocks))
 	for i, b := range r.blocks {
@@ -144,6 +144,9 @@ func (r sweepRun) args(iters, warmup int, factor int64, precision string, maxTim
 	}
 	if np > 1 {
 		args = append(args, "--np", strconv.Itoa(np))
+	}
+	if backend != "" && backend != "embedded" {
+		args = append(args, "--backend", backend)
 	}
 	return args
 }
@@ -239,6 +242,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	precision := fs.String("precision", "2%", "repeat batches until the median's 95% confidence interval is within this fraction of it, percent or fraction (2% or 0.02)")
 	maxTime := fs.Duration("max-time", 2*time.Second, "most time spent timing one point, a duration (500ms, 2s)")
 	interleave := fs.Bool("interleave", true, "measure a shape's configurations side by side on one set of communicators, round after round, so a slow spell hits all alike (perf --interleave); false: communicators per configuration")
+	backend := fs.String("backend", "embedded", "collective backend: embedded (gccl's stack) or nccl (libnccl on GPUs: one GPU per rank, configurations on fresh communicators, no --interleave)")
 	np := fs.Int("np", 0, "run every measurement across this many processes on this host (perf --np), each holding --ranks/np of the ranks; default 0 keeps the ranks in one process")
 	repeat := fs.Int("repeat", 1, "separate runs of every configuration (new communicators each), pooled, so one run's bad luck is outvoted")
 	out := outputFlag(fs, "the results file (JSONL), required; an existing one is resumed: finished points are kept, not redone")
@@ -266,6 +270,22 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := refuseChoiceEnv(os.LookupEnv); err != nil {
 		return bad("%v", err)
+	}
+	switch *backend {
+	case "embedded":
+	case "nccl":
+		if fs.Changed("interleave") && *interleave {
+			return bad("--interleave with --backend nccl: NCCL fixes a communicator's configuration when it is created, so configurations cannot alternate; drop --interleave")
+		}
+		*interleave = false
+		if *buffs != "" {
+			return bad("--buffsize with --backend nccl: NCCL reads NCCL_BUFFSIZE once per process, so one sweep cannot vary it; set NCCL_BUFFSIZE for the whole sweep instead")
+		}
+		if *perHost != "0" {
+			return bad("--ranks-per-host with --backend nccl: NCCL sees the real hosts; drop it")
+		}
+	default:
+		return bad("unknown --backend %q: valid backends are embedded and nccl", *backend)
 	}
 	plan, err := planSweep(*colls, *ranks, *perHost, *protos, *algos, *chans, *buffs, *auto, *minB, *maxB, *factor)
 	if err != nil {
@@ -356,7 +376,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 		default:
 		}
 		tmp := part
-		args := run.args(*iters, *warmup, *factor, *precision, *maxTime, *interleave, tmp, *np)
+		args := run.args(*iters, *warmup, *factor, *precision, *maxTime, *interleave, tmp, *np, *backend)
 		var errBuf strings.Builder
 		runtime.GC() // the last run's buffers must not be collected during this one
 		code := perf.Main(run.blocks[0].test, args, io.Discard, &errBuf)

@@ -1,0 +1,124 @@
+package perf
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// The timed loops of a device backend (nccl-tests' BenchTime on GPUs):
+// graph replay for -G, and stream events for -I.
+
+// timeGraph captures iters iterations of the thread's ranks into a graph
+// per rank, then times -G launches of it: the time per operation is the
+// wall time over iters x -m x -G.
+func (r *runner) timeGraph(cs []Comm, p point, inPlace bool, iters int) threadResult {
+	o := r.o
+	fail := func(err error) threadResult { return threadResult{err: err} }
+	gs := make([]graphComm, len(cs))
+	for i, c := range cs {
+		g, ok := c.(graphComm)
+		if !ok {
+			return fail(fmt.Errorf("-G/--cudagraph needs a backend with graphs; %s has none", r.o.Backend))
+		}
+		gs[i] = g
+	}
+	for _, g := range gs {
+		if err := g.BeginCapture(); err != nil {
+			return fail(err)
+		}
+	}
+	var err error
+	for it := 0; it < iters && err == nil; it++ {
+		err = r.start(cs, p, inPlace, it)
+	}
+	for _, g := range gs { // end every capture, also after a failed call
+		err = errors.Join(err, g.EndCapture())
+	}
+	defer func() {
+		for _, g := range gs {
+			_ = g.FreeGraph()
+		}
+	}()
+	if err != nil {
+		return fail(err)
+	}
+	if err := r.bar.wait(); err != nil {
+		return fail(err)
+	}
+	start := time.Now()
+	for l := 0; l < o.Graph; l++ {
+		for _, g := range gs {
+			if err := g.LaunchGraph(); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	if err := complete(cs); err != nil {
+		return fail(err)
+	}
+	return threadResult{sec: time.Since(start).Seconds() / float64(iters*o.AggIters*o.Graph)}
+}
+
+// perIterEvents says the per-iteration times come from stream events, as
+// nccl-tests' -I does on GPUs: the host does not wait between iterations.
+// --check-timed and -z wait anyway, and time on the host.
+func perIterEvents(o *Options) bool {
+	return o.PerIter != 0 && !o.CheckTimed && o.Blocking == 0
+}
+
+// eventTimed returns the thread's ranks as event timers, if all are.
+func (r *runner) eventTimed(cs []Comm) ([]eventComm, bool) {
+	ev := make([]eventComm, len(cs))
+	for i, c := range cs {
+		e, ok := c.(eventComm)
+		if !ok {
+			return nil, false
+		}
+		ev[i] = e
+	}
+	return ev, len(cs) > 0
+}
+
+// timeEvents times iters iterations with an event recorded on every
+// rank's stream before each: an iteration's time is the slowest rank's
+// stream time between its marks; the row's time is the wall time.
+func (r *runner) timeEvents(cs []Comm, ev []eventComm, p point, inPlace bool, iters int) threadResult {
+	o := r.o
+	fail := func(err error) threadResult { return threadResult{err: err} }
+	mark := func(i int) error {
+		for _, e := range ev {
+			if err := e.RecordEvent(i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	start := time.Now()
+	for it := 0; it < iters; it++ {
+		if err := mark(it); err != nil {
+			return fail(err)
+		}
+		if err := r.start(cs, p, inPlace, it); err != nil {
+			return fail(err)
+		}
+	}
+	if err := mark(iters); err != nil {
+		return fail(err)
+	}
+	if err := complete(cs); err != nil {
+		return fail(err)
+	}
+	res := threadResult{sec: time.Since(start).Seconds() / float64(iters*o.AggIters)}
+	res.iters = make([]float64, iters)
+	for it := range res.iters {
+		for _, e := range ev {
+			ms, err := e.EventMs(it, it+1)
+			if err != nil {
+				return fail(err)
+			}
+			res.iters[it] = max(res.iters[it], ms/1e3/float64(o.AggIters))
+		}
+	}
+	return res
+}

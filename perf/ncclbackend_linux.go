@@ -1,0 +1,538 @@
+//go:build linux && (amd64 || arm64)
+
+package perf
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+	"unsafe"
+
+	"github.com/gccl/gccl/lib/ccl"
+	"github.com/gccl/gccl/lib/exact"
+	"github.com/gccl/gccl/lib/nccl"
+	"github.com/gccl/gccl/lib/reduce"
+)
+
+// ncclBackend runs the harness on NVIDIA's NCCL: one GPU per rank, this
+// process's ranks on its GPUs (-g), one rank per process under a launcher.
+type ncclBackend struct {
+	lib  *nccl.Lib
+	o    *Options
+	job  *job
+	devs []int // the CUDA device of each of this process's ranks
+	base int   // this process's first rank
+	desc []string
+	bus  []string
+}
+
+// newNCCLBackend loads the libraries and picks this process's GPUs: with
+// a launcher's local rank L and R ranks a process, devices L*R to L*R+R-1
+// (nccl-tests' choice).
+func newNCCLBackend(o *Options, j *job, nRanks int) (*ncclBackend, error) {
+	lib, err := nccl.Load()
+	if err != nil {
+		return nil, err
+	}
+	count, err := lib.DeviceCount()
+	if err != nil {
+		return nil, fmt.Errorf("no usable GPU (%w)", err)
+	}
+	local := nRanks
+	be := &ncclBackend{lib: lib, o: o, job: j}
+	first := 0
+	if j != nil {
+		local = nRanks / j.procs
+		be.base = j.proc * local
+		if j.launch.LocalRank > 0 {
+			first = j.launch.LocalRank * local
+		}
+	}
+	if first+local > count {
+		return nil, fmt.Errorf("%d ranks in this process need GPUs %d to %d, but CUDA sees %d GPU(s) (one GPU per rank, as in nccl-tests: lower -t x -g or the processes per host)",
+			local, first, first+local-1, count)
+	}
+	for i := 0; i < local; i++ {
+		d := first + i
+		bus, name, err := lib.Describe(d)
+		if err != nil {
+			return nil, err
+		}
+		be.devs = append(be.devs, d)
+		be.bus = append(be.bus, bus)
+		be.desc = append(be.desc, name)
+	}
+	return be, nil
+}
+
+func (be *ncclBackend) Name() string { return "nccl" }
+
+func (be *ncclBackend) Device(rank int) (string, string) {
+	i := rank - be.base
+	if i < 0 || i >= len(be.devs) {
+		return "?", "?"
+	}
+	return be.bus[i], fmt.Sprintf("cuda:%d %s", be.devs[i], be.desc[i])
+}
+
+// Versions names the libraries for the header and the records.
+func (be *ncclBackend) Versions() (ncclVersion, cudaVersion, paths string) {
+	return nccl.VersionString(be.lib.NCCLVersion), nccl.CUDAVersionString(be.lib.CUDARTVersion),
+		fmt.Sprintf("%s, %s (driver %s)", be.lib.NCCLPath, be.lib.CUDARTPath, nccl.CUDAVersionString(be.lib.DriverVersion))
+}
+
+// ncclEnv maps a configuration to the variables NCCL reads when a
+// communicator is created: NCCL_PROTO and NCCL_ALGO (read per
+// communicator) and NCCL_BUFFSIZE (read once per process: options.go
+// allows one). Channels go in ncclConfig_t (minCTAs = maxCTAs).
+func ncclEnv(rc RunConfig) map[string]string {
+	env := map[string]string{"NCCL_PROTO": rc.Proto, "NCCL_ALGO": rc.Algo, "NCCL_BUFFSIZE": ""}
+	if rc.BuffSize > 0 {
+		env["NCCL_BUFFSIZE"] = strconv.FormatInt(rc.BuffSize, 10)
+	}
+	return env
+}
+
+// Init creates this process's ranks of a run of n for configuration rc,
+// on fresh communicators.
+func (be *ncclBackend) Init(n int, rc RunConfig) ([]Comm, error) {
+	for k, v := range ncclEnv(rc) {
+		if v != "" {
+			os.Setenv(k, v)
+		} else if _, asked := be.o.env.set[k]; !asked {
+			// auto: NCCL's own choice, unless the user's environment set it
+			os.Unsetenv(k)
+		}
+	}
+	var id nccl.UniqueID
+	if be.job == nil || be.job.proc == 0 {
+		var err error
+		if id, err = be.lib.GetUniqueID(); err != nil {
+			return nil, err
+		}
+	}
+	if be.job != nil {
+		b, err := be.job.link.Broadcast(0, id.Internal[:])
+		if err != nil {
+			return nil, fmt.Errorf("broadcasting NCCL's unique id: %w", err)
+		}
+		if len(b) != nccl.UniqueIDBytes {
+			return nil, fmt.Errorf("broadcasting NCCL's unique id: got %d bytes, want %d", len(b), nccl.UniqueIDBytes)
+		}
+		copy(id.Internal[:], b)
+	}
+	ranks := make([]*ncclRank, len(be.devs))
+	err := be.onThread(func() error {
+		// InitRank inside a group creates the process's ranks together.
+		if err := be.lib.GroupStart(); err != nil {
+			return err
+		}
+		var initErr error
+		for i, d := range be.devs {
+			if initErr = be.lib.SetDevice(d); initErr != nil {
+				break
+			}
+			r := &ncclRank{lib: be.lib, dev: d, rank: be.base + i, size: n, register: be.o.Register}
+			if be.o.StreamNull == 0 {
+				if r.stream, initErr = be.lib.StreamCreate(); initErr != nil {
+					break
+				}
+			}
+			if r.comm, initErr = be.lib.CommInitRank(n, id, r.rank, rc.NChannels); initErr != nil {
+				break
+			}
+			ranks[i] = r
+		}
+		return errors.Join(initErr, be.lib.GroupEnd())
+	})
+	if err != nil {
+		for _, r := range ranks {
+			if r != nil {
+				_ = be.lib.CommAbort(r.comm)
+			}
+		}
+		return nil, err
+	}
+	out := make([]Comm, len(ranks))
+	for i, r := range ranks {
+		out[i] = r
+	}
+	return out, nil
+}
+
+// onThread runs f on a thread of its own for its whole length: NCCL's
+// groups and CUDA's current device are per thread.
+func (be *ncclBackend) onThread(f func() error) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return f()
+}
+
+// ncclRank is one rank: its communicator, its stream and the device twins
+// of the harness's buffers. One thread drives it at a time.
+type ncclRank struct {
+	lib        *nccl.Lib
+	comm       uintptr
+	stream     uintptr // 0 with -y 1: the default stream
+	dev        int
+	rank, size int
+	register   int // -R
+	mirrors    []mirror
+	graph      struct{ g, exec uintptr }
+	events     []uintptr
+	preMul     map[reduce.DataType]int32
+	mu         sync.Mutex // guards destroyed
+	destroyed  bool
+}
+
+// mirror is a host buffer and its device twin.
+type mirror struct {
+	host    []byte
+	hostPtr uintptr // &host[0]: the heap does not move it
+	dev     uintptr
+	reg     uintptr // registration handle (-R 1) or window (-R 2)
+}
+
+func (r *ncclRank) Rank() int { return r.rank }
+func (r *ncclRank) Size() int { return r.size }
+
+// ThreadGroups: ncclGroupStart is per thread.
+func (r *ncclRank) ThreadGroups() bool { return true }
+
+func (r *ncclRank) Mirror(bufs ...[]byte) error {
+	return r.lib.OnDevice(r.dev, func() error {
+		for _, h := range bufs {
+			if len(h) == 0 {
+				continue
+			}
+			m := mirror{host: h, hostPtr: uintptr(unsafe.Pointer(&h[0]))}
+			var err error
+			if r.register == 2 {
+				m.dev, err = r.lib.MemAlloc(len(h))
+			} else {
+				m.dev, err = r.lib.Malloc(len(h))
+			}
+			if err != nil {
+				return err
+			}
+			r.mirrors = append(r.mirrors, m)
+			switch r.register {
+			case 1:
+				m.reg, err = r.lib.Register(r.comm, m.dev, len(h))
+			case 2:
+				m.reg, err = r.lib.WindowRegister(r.comm, m.dev, len(h))
+			}
+			if err != nil {
+				return err
+			}
+			r.mirrors[len(r.mirrors)-1] = m
+		}
+		return nil
+	})
+}
+
+// ptr maps a slice of a mirrored host buffer to its device address.
+func (r *ncclRank) ptr(b []byte) (uintptr, error) {
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	for _, m := range r.mirrors {
+		if p >= m.hostPtr && p+uintptr(len(b)) <= m.hostPtr+uintptr(len(m.host)) {
+			return m.dev + (p - m.hostPtr), nil
+		}
+	}
+	return 0, fmt.Errorf("rank %d: a buffer of %d bytes outside the mirrored ones (harness bug)", r.rank, len(b))
+}
+
+func (r *ncclRank) ToDevice(h []byte) error {
+	d, err := r.ptr(h)
+	if err != nil {
+		return err
+	}
+	return r.lib.ToDevice(d, h, r.stream)
+}
+
+func (r *ncclRank) ToHost(h []byte) error {
+	d, err := r.ptr(h)
+	if err != nil {
+		return err
+	}
+	return r.lib.ToHost(h, d, r.stream)
+}
+
+// bufs maps a call's send and recv buffers.
+func (r *ncclRank) bufs(send, recv []byte) (s, d uintptr, err error) {
+	if s, err = r.ptr(send); err != nil {
+		return 0, 0, err
+	}
+	d, err = r.ptr(recv)
+	return s, d, err
+}
+
+// op maps a reduction; PreMulSum ops are made once per type and kept.
+func (r *ncclRank) op(op ccl.RedOp, dt reduce.DataType) (int32, error) {
+	if op.Op != reduce.PreMulSum {
+		return nccl.RedOp(op.Op)
+	}
+	if o, ok := r.preMul[dt]; ok {
+		return o, nil
+	}
+	if op.Scalar != exact.Scalar(dt) {
+		return 0, fmt.Errorf("premulsum scalar %g: this backend keeps one per type (%g)", op.Scalar, exact.Scalar(dt))
+	}
+	ndt, err := nccl.DataType(dt)
+	if err != nil {
+		return 0, err
+	}
+	scalar, err := nccl.ScalarBytes(dt, op.Scalar)
+	if err != nil {
+		return 0, err
+	}
+	o, err := r.lib.PreMulSum(r.comm, scalar, ndt)
+	if err != nil {
+		return 0, err
+	}
+	if r.preMul == nil {
+		r.preMul = map[reduce.DataType]int32{}
+	}
+	r.preMul[dt] = o
+	return o, nil
+}
+
+func (r *ncclRank) AllReduce(send, recv []byte, count int, dt reduce.DataType, op ccl.RedOp) error {
+	s, d, err := r.bufs(send, recv)
+	if err != nil {
+		return err
+	}
+	ndt, err := nccl.DataType(dt)
+	if err != nil {
+		return err
+	}
+	nop, err := r.op(op, dt)
+	if err != nil {
+		return err
+	}
+	return r.lib.AllReduce(s, d, count, ndt, nop, r.comm, r.stream)
+}
+
+func (r *ncclRank) AllGather(send, recv []byte, sendCount int, dt reduce.DataType) error {
+	s, d, err := r.bufs(send, recv)
+	if err != nil {
+		return err
+	}
+	ndt, err := nccl.DataType(dt)
+	if err != nil {
+		return err
+	}
+	return r.lib.AllGather(s, d, sendCount, ndt, r.comm, r.stream)
+}
+
+func (r *ncclRank) ReduceScatter(send, recv []byte, recvCount int, dt reduce.DataType, op ccl.RedOp) error {
+	s, d, err := r.bufs(send, recv)
+	if err != nil {
+		return err
+	}
+	ndt, err := nccl.DataType(dt)
+	if err != nil {
+		return err
+	}
+	nop, err := r.op(op, dt)
+	if err != nil {
+		return err
+	}
+	return r.lib.ReduceScatter(s, d, recvCount, ndt, nop, r.comm, r.stream)
+}
+
+func (r *ncclRank) Broadcast(send, recv []byte, count int, dt reduce.DataType, root int) error {
+	s, d, err := r.bufs(send, recv)
+	if err != nil {
+		return err
+	}
+	ndt, err := nccl.DataType(dt)
+	if err != nil {
+		return err
+	}
+	return r.lib.Broadcast(s, d, count, ndt, root, r.comm, r.stream)
+}
+
+func (r *ncclRank) Reduce(send, recv []byte, count int, dt reduce.DataType, op ccl.RedOp, root int) error {
+	s, d, err := r.bufs(send, recv)
+	if err != nil {
+		return err
+	}
+	ndt, err := nccl.DataType(dt)
+	if err != nil {
+		return err
+	}
+	nop, err := r.op(op, dt)
+	if err != nil {
+		return err
+	}
+	return r.lib.Reduce(s, d, count, ndt, nop, root, r.comm, r.stream)
+}
+
+// AlltoAll, Gather and Scatter are grouped sends and receives, as
+// nccl-tests builds them.
+
+func (r *ncclRank) AlltoAll(send, recv []byte, count int, dt reduce.DataType) error {
+	b := count * dt.Size()
+	return r.grouped(func() error {
+		for p := 0; p < r.size; p++ {
+			if err := r.Send(send[p*b:(p+1)*b], count, dt, p); err != nil {
+				return err
+			}
+			if err := r.Recv(recv[p*b:(p+1)*b], count, dt, p); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (r *ncclRank) Gather(send, recv []byte, count int, dt reduce.DataType, root int) error {
+	b := count * dt.Size()
+	return r.grouped(func() error {
+		if err := r.Send(send[:b], count, dt, root); err != nil {
+			return err
+		}
+		if r.rank != root {
+			return nil
+		}
+		for p := 0; p < r.size; p++ {
+			if err := r.Recv(recv[p*b:(p+1)*b], count, dt, p); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (r *ncclRank) Scatter(send, recv []byte, count int, dt reduce.DataType, root int) error {
+	b := count * dt.Size()
+	return r.grouped(func() error {
+		if r.rank == root {
+			for p := 0; p < r.size; p++ {
+				if err := r.Send(send[p*b:(p+1)*b], count, dt, p); err != nil {
+					return err
+				}
+			}
+		}
+		return r.Recv(recv[:b], count, dt, root)
+	})
+}
+
+func (r *ncclRank) grouped(f func() error) error {
+	if err := r.GroupStart(); err != nil {
+		return err
+	}
+	err := f()
+	if endErr := r.GroupEnd(); err == nil {
+		err = endErr
+	}
+	return err
+}
+
+func (r *ncclRank) Send(buf []byte, count int, dt reduce.DataType, peer int) error {
+	p, err := r.ptr(buf)
+	if err != nil {
+		return err
+	}
+	ndt, err := nccl.DataType(dt)
+	if err != nil {
+		return err
+	}
+	return r.lib.Send(p, count, ndt, peer, r.comm, r.stream)
+}
+
+func (r *ncclRank) Recv(buf []byte, count int, dt reduce.DataType, peer int) error {
+	p, err := r.ptr(buf)
+	if err != nil {
+		return err
+	}
+	ndt, err := nccl.DataType(dt)
+	if err != nil {
+		return err
+	}
+	return r.lib.Recv(p, count, ndt, peer, r.comm, r.stream)
+}
+
+func (r *ncclRank) GroupStart() error  { return r.lib.GroupStart() }
+func (r *ncclRank) GroupEnd() error    { return r.lib.GroupEnd() }
+func (r *ncclRank) Synchronize() error { return r.lib.StreamSynchronize(r.stream) }
+
+// LastChoice is unknown: NCCL does not say what it ran (its TUNING log
+// does, at NCCL_DEBUG=INFO).
+func (r *ncclRank) LastChoice() ccl.Choice { return ccl.Choice{} }
+
+func (r *ncclRank) BeginCapture() error { return r.lib.BeginCapture(r.stream) }
+
+func (r *ncclRank) EndCapture() error {
+	var err error
+	r.graph.g, r.graph.exec, err = r.lib.EndCapture(r.stream)
+	return err
+}
+
+func (r *ncclRank) LaunchGraph() error { return r.lib.GraphLaunch(r.graph.exec, r.stream) }
+
+func (r *ncclRank) FreeGraph() error {
+	if r.graph.exec == 0 {
+		return nil
+	}
+	err := r.lib.GraphFree(r.graph.g, r.graph.exec)
+	r.graph.g, r.graph.exec = 0, 0
+	return err
+}
+
+// RecordEvent records event i on the stream, creating events as needed.
+func (r *ncclRank) RecordEvent(i int) error {
+	for len(r.events) <= i {
+		var e uintptr
+		if err := r.lib.OnDevice(r.dev, func() (err error) { e, err = r.lib.EventCreate(); return err }); err != nil {
+			return err
+		}
+		r.events = append(r.events, e)
+	}
+	return r.lib.EventRecord(r.events[i], r.stream)
+}
+
+func (r *ncclRank) EventMs(i, j int) (float64, error) {
+	return r.lib.EventElapsed(r.events[i], r.events[j])
+}
+
+// Destroy frees the rank: graph, events, reductions, registrations,
+// buffers, stream, communicator. Every error is reported.
+func (r *ncclRank) Destroy() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.destroyed {
+		return nil
+	}
+	r.destroyed = true
+	var errs []error
+	errs = append(errs, r.Synchronize(), r.FreeGraph())
+	for _, e := range r.events {
+		errs = append(errs, r.lib.EventDestroy(e))
+	}
+	for _, o := range r.preMul {
+		errs = append(errs, r.lib.RedOpDestroy(o, r.comm))
+	}
+	for _, m := range r.mirrors {
+		switch r.register {
+		case 1:
+			errs = append(errs, r.lib.Deregister(r.comm, m.reg))
+		case 2:
+			errs = append(errs, r.lib.WindowDeregister(r.comm, m.reg))
+		}
+		if r.register == 2 {
+			errs = append(errs, r.lib.MemFree(m.dev))
+		} else {
+			errs = append(errs, r.lib.Free(m.dev))
+		}
+	}
+	if r.stream != 0 {
+		errs = append(errs, r.lib.StreamDestroy(r.stream))
+	}
+	errs = append(errs, r.lib.CommDestroy(r.comm))
+	return errors.Join(errs...)
+}
