@@ -305,4 +305,3 @@ func TestNCCLBackendWithoutLibraries(t *testing.T) {
 		t.Errorf("printed a table without a backend:\n%s", out.String())
 	}
 }
-
