@@ -1,7 +1,10 @@
 package perf
 
 import (
+	"os"
+
 	"fmt"
+	"github.com/gccl/gccl/results"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -303,5 +306,38 @@ func TestNCCLBackendWithoutLibraries(t *testing.T) {
 	}
 	if out.Len() != 0 {
 		t.Errorf("printed a table without a backend:\n%s", out.String())
+	}
+}
+
+// --tuning-file steers the embedded stack's automatic choices as
+// GCCL_TUNING_FILE does: the records say a table rule chose.
+func TestTuningFileFlag(t *testing.T) {
+	dir := t.TempDir()
+	table := dir + "/table.json"
+	rule := `{"version": 1, "rules": [{"coll":"allreduce","bytes":[0,-1],"algo":"Ring","proto":"LL","channels":1}]}`
+	if err := os.WriteFile(table, []byte(rule), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(ccl.EnvTuningFile, "") // restored after the test: the flag sets it
+	out := dir + "/r.jsonl"
+	r := runPerf(t, AllReduce, args(tiny, []string{"-g", "2", "--tuning-file", table, "--out", out})...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "# Tuning file: "+table) {
+		t.Errorf("header does not name the tuning file\n%s", r.stdout)
+	}
+	recs, err := results.ReadFile(out)
+	if err != nil || len(recs) == 0 {
+		t.Fatalf("records: %v (%d)", err, len(recs))
+	}
+	for _, rec := range recs {
+		if rec.ChosenBy != "table" || rec.ChosenProto != "LL" || rec.ChosenAlgo != "Ring" {
+			t.Fatalf("record chosen by %q: %s/%s, want the table's Ring/LL", rec.ChosenBy, rec.ChosenAlgo, rec.ChosenProto)
+		}
+	}
+	r = runPerf(t, AllReduce, args(tiny, []string{"--tuning-file", dir + "/missing.json"})...)
+	if r.code != exitInvalidUsage || !strings.Contains(r.stderr, "missing.json") {
+		t.Errorf("missing file: exit %d, stderr %q", r.code, r.stderr)
 	}
 }

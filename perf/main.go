@@ -87,8 +87,12 @@ func run(t *Test, be Backend, args []string, stdout, stderr io.Writer) int {
 			return exitCUDA
 		}
 		be = nb
+		defer nb.Close()
 	default:
 		be = Embedded{job: j}
+	}
+	if o.TuningFile != "" && o.Backend == "embedded" {
+		os.Setenv(ccl.EnvTuningFile, o.TuningFile) // the stack reads it at Init
 	}
 	e := &engine{t: t, o: o, be: be, out: stdout, errw: stderr, started: time.Now(), env: o.recordEnv(), job: j}
 	if j != nil && j.proc != 0 {
@@ -489,8 +493,14 @@ func (e *engine) printHeader() {
 	if v, ok := e.be.(versioned); ok {
 		nv, cv, paths := v.Versions()
 		fmt.Fprintf(e.out, "# NCCL %s, CUDA runtime %s: %s\n", nv, cv, paths)
+		if l, ok := e.be.(interface{ TuningLog() string }); ok && l.TuningLog() != "" {
+			fmt.Fprintf(e.out, "# NCCL's TUNING log (%s) fills the chosen_* fields of the records; the logging adds host time to every call\n", l.TuningLog())
+		}
 	}
 	fmt.Fprintf(e.out, "# Collective test starting: %s\n", e.t.Prog)
+	if o.TuningFile != "" {
+		fmt.Fprintf(e.out, "# Tuning file: %s\n", o.TuningFile)
+	}
 	step, kind := o.StepBytes, "bytes"
 	if o.StepFactor > 1 {
 		step, kind = o.StepFactor, "factor"

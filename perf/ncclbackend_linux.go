@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -27,22 +29,48 @@ type ncclBackend struct {
 	base int   // this process's first rank
 	desc []string
 	bus  []string
+	// tuning follows NCCL's TUNING log when the environment asks for it
+	// (NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=TUNING): what NCCL ran goes in
+	// the records. tuningPath is the file; tuningOwned: this process made
+	// it up (NCCL_DEBUG_FILE was unset) and removes it.
+	tuningPath  string
+	tuningOwned bool
+	tuning      *nccl.TuningLog
 }
 
 // newNCCLBackend loads the libraries and picks this process's GPUs: with
 // a launcher's local rank L and R ranks a process, devices L*R to L*R+R-1
 // (nccl-tests' choice).
 func newNCCLBackend(o *Options, j *job, nRanks int) (*ncclBackend, error) {
+	host, _ := os.Hostname()
+	tuningWanted, tuningPath := nccl.TuningLogWanted(os.LookupEnv, host, os.Getpid())
+	tuningOwned := false
+	if tuningWanted && tuningPath == "" {
+		// NCCL reads NCCL_DEBUG_FILE at its first call: name one now.
+		tuningPath = filepath.Join(os.TempDir(), fmt.Sprintf("gccl-nccl-%d.log", os.Getpid()))
+		os.Setenv("NCCL_DEBUG_FILE", tuningPath)
+		tuningOwned = true
+	}
 	lib, err := nccl.Load()
 	if err != nil {
 		return nil, err
+	}
+	if o.TuningFile != "" {
+		plugin, err := tunerPlugin(os.LookupEnv, lib.NCCLPath)
+		if err != nil {
+			return nil, err
+		}
+		// NCCL loads the plugin, and the plugin reads its file, when a
+		// communicator is created.
+		os.Setenv("NCCL_TUNER_PLUGIN", plugin)
+		os.Setenv("NCCL_TUNER_CONFIG_FILE", o.TuningFile)
 	}
 	count, err := lib.DeviceCount()
 	if err != nil {
 		return nil, fmt.Errorf("no usable GPU (%w)", err)
 	}
 	local := nRanks
-	be := &ncclBackend{lib: lib, o: o, job: j}
+	be := &ncclBackend{lib: lib, o: o, job: j, tuningPath: tuningPath, tuningOwned: tuningOwned}
 	first := 0
 	if j != nil {
 		local = nRanks / j.procs
@@ -70,6 +98,40 @@ func newNCCLBackend(o *Options, j *job, nRanks int) (*ncclBackend, error) {
 
 func (be *ncclBackend) Name() string { return "nccl" }
 
+// Close stops following NCCL's log and removes the one this process named.
+func (be *ncclBackend) Close() error {
+	if be.tuning != nil {
+		be.tuning.Close()
+	}
+	if be.tuningOwned {
+		os.Remove(be.tuningPath)
+	}
+	return nil
+}
+
+// TuningLog names the file NCCL's decisions are read from, "" if none.
+func (be *ncclBackend) TuningLog() string { return be.tuningPath }
+
+// chosen is NCCL's latest logged decision for coll, if it logs them
+// (rank 0 of a communicator does).
+func (be *ncclBackend) chosen(coll string) ccl.Choice {
+	if be.tuningPath == "" {
+		return ccl.Choice{}
+	}
+	if be.tuning == nil {
+		t, err := nccl.OpenTuningLog(be.tuningPath)
+		if err != nil {
+			return ccl.Choice{} // NCCL has written nothing yet
+		}
+		be.tuning = t
+	}
+	c, ok := be.tuning.Last(coll)
+	if !ok {
+		return ccl.Choice{}
+	}
+	return ccl.Choice{Algo: c.Algo, Proto: c.Proto, NChannels: c.NChannels, Bytes: c.Bytes, Source: "nccl-log"}
+}
+
 func (be *ncclBackend) Device(rank int) (string, string) {
 	i := rank - be.base
 	if i < 0 || i >= len(be.devs) {
@@ -82,6 +144,26 @@ func (be *ncclBackend) Device(rank int) (string, string) {
 func (be *ncclBackend) Versions() (ncclVersion, cudaVersion, paths string) {
 	return nccl.VersionString(be.lib.NCCLVersion), nccl.CUDAVersionString(be.lib.CUDARTVersion),
 		fmt.Sprintf("%s, %s (driver %s)", be.lib.NCCLPath, be.lib.CUDARTPath, nccl.CUDAVersionString(be.lib.DriverVersion))
+}
+
+// tunerPlugins are the names NCCL's example tuner plugin is built as.
+var tunerPlugins = []string{"libnccl-tuner-example.so", "libnccl-tuner.so"}
+
+// tunerPlugin finds the tuner plugin --tuning-file hands its CSV to:
+// NCCL_TUNER_PLUGIN, else one beside libnccl.
+func tunerPlugin(lookup func(string) (string, bool), ncclPath string) (string, error) {
+	if p, ok := lookup("NCCL_TUNER_PLUGIN"); ok && strings.TrimSpace(p) != "" {
+		return strings.TrimSpace(p), nil
+	}
+	var tried []string
+	for _, name := range tunerPlugins {
+		p := filepath.Join(filepath.Dir(ncclPath), name)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p, nil
+		}
+		tried = append(tried, p)
+	}
+	return "", fmt.Errorf("--tuning-file needs NCCL's tuner plugin to read the CSV: build NCCL's plugins/tuner/example (libnccl-tuner-example.so) and set NCCL_TUNER_PLUGIN to its path (tried %s)", strings.Join(tried, ", "))
 }
 
 // ncclEnv maps a configuration to the variables NCCL reads when a
@@ -135,7 +217,7 @@ func (be *ncclBackend) Init(n int, rc RunConfig) ([]Comm, error) {
 			if initErr = be.lib.SetDevice(d); initErr != nil {
 				break
 			}
-			r := &ncclRank{lib: be.lib, dev: d, rank: be.base + i, size: n, register: be.o.Register}
+			r := &ncclRank{lib: be.lib, be: be, dev: d, rank: be.base + i, size: n, register: be.o.Register}
 			if be.o.StreamNull == 0 {
 				if r.stream, initErr = be.lib.StreamCreate(); initErr != nil {
 					break
@@ -175,6 +257,8 @@ func (be *ncclBackend) onThread(f func() error) error {
 // of the harness's buffers. One thread drives it at a time.
 type ncclRank struct {
 	lib        *nccl.Lib
+	be         *ncclBackend
+	lastColl   string // NCCL's name of the last collective called, for LastChoice
 	comm       uintptr
 	stream     uintptr // 0 with -y 1: the default stream
 	dev        int
@@ -313,6 +397,7 @@ func (r *ncclRank) AllReduce(send, recv []byte, count int, dt reduce.DataType, o
 	if err != nil {
 		return err
 	}
+	r.lastColl = "AllReduce"
 	return r.lib.AllReduce(s, d, count, ndt, nop, r.comm, r.stream)
 }
 
@@ -325,6 +410,7 @@ func (r *ncclRank) AllGather(send, recv []byte, sendCount int, dt reduce.DataTyp
 	if err != nil {
 		return err
 	}
+	r.lastColl = "AllGather"
 	return r.lib.AllGather(s, d, sendCount, ndt, r.comm, r.stream)
 }
 
@@ -341,6 +427,7 @@ func (r *ncclRank) ReduceScatter(send, recv []byte, recvCount int, dt reduce.Dat
 	if err != nil {
 		return err
 	}
+	r.lastColl = "ReduceScatter"
 	return r.lib.ReduceScatter(s, d, recvCount, ndt, nop, r.comm, r.stream)
 }
 
@@ -353,6 +440,7 @@ func (r *ncclRank) Broadcast(send, recv []byte, count int, dt reduce.DataType, r
 	if err != nil {
 		return err
 	}
+	r.lastColl = "Broadcast"
 	return r.lib.Broadcast(s, d, count, ndt, root, r.comm, r.stream)
 }
 
@@ -369,6 +457,7 @@ func (r *ncclRank) Reduce(send, recv []byte, count int, dt reduce.DataType, op c
 	if err != nil {
 		return err
 	}
+	r.lastColl = "Reduce"
 	return r.lib.Reduce(s, d, count, ndt, nop, root, r.comm, r.stream)
 }
 
@@ -461,9 +550,15 @@ func (r *ncclRank) GroupStart() error  { return r.lib.GroupStart() }
 func (r *ncclRank) GroupEnd() error    { return r.lib.GroupEnd() }
 func (r *ncclRank) Synchronize() error { return r.lib.StreamSynchronize(r.stream) }
 
-// LastChoice is unknown: NCCL does not say what it ran (its TUNING log
-// does, at NCCL_DEBUG=INFO).
-func (r *ncclRank) LastChoice() ccl.Choice { return ccl.Choice{} }
+// LastChoice is what NCCL's TUNING log says it ran for the last
+// collective, when the log is on (NCCL_DEBUG=INFO,
+// NCCL_DEBUG_SUBSYS=TUNING) and this is rank 0; else nothing.
+func (r *ncclRank) LastChoice() ccl.Choice {
+	if r.rank != 0 || r.lastColl == "" {
+		return ccl.Choice{}
+	}
+	return r.be.chosen(r.lastColl)
+}
 
 func (r *ncclRank) BeginCapture() error { return r.lib.BeginCapture(r.stream) }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -96,6 +97,7 @@ type Options struct {
 	CSV            string // --csv FILE
 	Force          bool   // --force: overwrite result files
 	Backend        string // --backend
+	TuningFile     string // --tuning-file: the stack's table, or NCCL's tuner CSV
 	Plot           string // --plot FILE: busBW plot of the run (PNG, SVG or PDF by extension)
 	ShowVersion    bool   // --version: print the version and exit
 
@@ -171,6 +173,7 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	fs.StringVar(&o.CSV, "csv", "", "write result records as CSV to this file (never overwrites: --force)")
 	fs.BoolVar(&o.Force, "force", false, "overwrite existing result and plot files (--out, --csv, -J, --plot)")
 	fs.StringVar(&o.Backend, "backend", "embedded", "collective backend: embedded (gccl's stack) or nccl (libnccl and libcudart on GPUs; GCCL_NCCL_LIBRARY and GCCL_CUDART_LIBRARY name them)")
+	fs.StringVar(&o.TuningFile, "tuning-file", "", "tuning table for the automatic choices: the stack's JSON table (GCCL_TUNING_FILE); with --backend nccl, NCCL's example-tuner CSV (tune table --nccl-csv) handed to the tuner plugin (NCCL_TUNER_PLUGIN, else libnccl-tuner-example.so beside libnccl)")
 	fs.IntVar(&o.NP, "np", 0, "start this many processes on this host (built-in launcher), each with -t x -g ranks; process 0 prints the table")
 	fs.BoolVar(&o.ShowVersion, "version", false, "print the version (gccl, nccl-tests compatibility, Go, build revision) and exit")
 	fs.StringVar(&o.Plot, "plot", "", "write the busBW curves of this run (out-of-place, one per configuration) to this image: .png, .svg or .pdf (never overwrites: --force)")
@@ -287,6 +290,15 @@ func (o *Options) validate() error {
 	}{{o.PerIter, "-I/--per_iter_timing"}, {o.Timestamps, "-S/--report_timestamps"}, {o.MemReport, "-M/--memory_report"}, {o.CPUTime, "-C/--report_cputime"}, {o.ParallelInit, "-p/--parallel_init"}} {
 		if b.v != 0 && b.v != 1 {
 			return usagef("invalid %s %d: want 0 or 1", b.flag, b.v)
+		}
+	}
+	if o.TuningFile != "" {
+		st, err := os.Stat(o.TuningFile)
+		if err != nil || st.IsDir() {
+			return usagef("--tuning-file %q: not a readable file (want a table from tune table: JSON for the embedded stack, --nccl-csv for NCCL)", o.TuningFile)
+		}
+		if o.TuningFile, err = filepath.Abs(o.TuningFile); err != nil {
+			return usagef("--tuning-file: %v", err)
 		}
 	}
 	if o.Backend == "nccl" {
