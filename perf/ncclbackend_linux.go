@@ -100,6 +100,7 @@ func (be *ncclBackend) Name() string { return "nccl" }
 
 // Close stops following NCCL's log and removes the one this process named.
 func (be *ncclBackend) Close() error {
+	be.lib.FlushStdio()
 	if be.tuning != nil {
 		be.tuning.Close()
 	}

@@ -58,7 +58,7 @@ func sitePackages(lookup func(string) (string, bool)) []string {
 	}
 	return append(dirs,
 		"/usr/local/lib/python3*/dist-packages", "/usr/local/lib/python3*/site-packages",
-		"/usr/lib/python3*/dist-packages", "/usr/lib/python3/dist-packages",
+		"/usr/lib/python3*/dist-packages",
 		"/opt/*/.venv/lib/python3*/site-packages", "/opt/conda/lib/python3*/site-packages")
 }
 
@@ -83,8 +83,8 @@ func (lib library) candidates(lookup func(string) (string, bool), glob func(stri
 	seen := map[string]bool{}
 	add := func(pattern string) {
 		matches, _ := glob(pattern)
-		// Newest version first: libnccl.so.2.28.9 before libnccl.so.2.21.5.
-		sort.Sort(sort.Reverse(sort.StringSlice(matches)))
+		// Newest version first: libnccl.so.2.28.9 before libnccl.so.2.9.9.
+		sort.SliceStable(matches, func(i, j int) bool { return versionLess(matches[j], matches[i]) })
 		for _, m := range matches {
 			if !seen[m] {
 				seen[m] = true
@@ -125,4 +125,37 @@ func (e *NotFoundError) Error() string {
 func fileExists(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && !st.IsDir()
+}
+
+// versionLess orders names by their numbers as numbers: "libnccl.so.2.9.9"
+// before "libnccl.so.2.28.9".
+func versionLess(a, b string) bool {
+	for a != "" && b != "" {
+		da, db := digits(a), digits(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if len(na) != len(nb) {
+				return len(na) < len(nb)
+			}
+			if na != nb {
+				return na < nb
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return a[0] < b[0]
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) < len(b)
+}
+
+// digits is the length of s's leading run of decimal digits.
+func digits(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
 }

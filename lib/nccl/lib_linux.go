@@ -44,7 +44,6 @@ type Lib struct {
 	ncclGetErrorString     func(int32) string
 	ncclGetLastError       func(uintptr) string
 	ncclGetUniqueId        func(*UniqueID) int32
-	ncclCommInitAll        func(*uintptr, int32, *int32) int32
 	ncclCommInitRankConfig func(*uintptr, int32, UniqueID, int32, *config) int32
 	ncclCommInitScalable   func(*uintptr, int32, int32, int32, *UniqueID, *config) int32 // nil before 2.23
 	ncclCommDestroy        func(uintptr) int32
@@ -136,7 +135,6 @@ func Load() (*Lib, error) {
 	reg(nccl, &l.ncclGetErrorString, "ncclGetErrorString")
 	reg(nccl, &l.ncclGetLastError, "ncclGetLastError")
 	reg(nccl, &l.ncclGetUniqueId, "ncclGetUniqueId")
-	reg(nccl, &l.ncclCommInitAll, "ncclCommInitAll")
 	reg(nccl, &l.ncclCommInitRankConfig, "ncclCommInitRankConfig")
 	optional(nccl, &l.ncclCommInitScalable, "ncclCommInitRankScalable")
 	reg(nccl, &l.ncclCommDestroy, "ncclCommDestroy")
@@ -190,7 +188,7 @@ func open(lib library) (uintptr, string, error) {
 		if err == nil {
 			return h, resolved(c), nil
 		}
-		msg := err.Error()
+		msg := strings.TrimPrefix(err.Error(), c.path+": ") // dlerror names the file too
 		if c.soname && strings.Contains(msg, "No such file") {
 			msg = "not in the loader's path"
 		}
@@ -395,23 +393,20 @@ func (l *Lib) GraphFree(graph, exec uintptr) error {
 		l.cudaErr("cudaGraphDestroy", l.cudaGraphDestroy(graph)))
 }
 
+// FlushStdio flushes the C library's stdout and stderr buffers: NCCL
+// prints its debug log through them, and a Go program exits without
+// running C's exit handlers, so a piped log would lose its last lines.
+func (l *Lib) FlushStdio() {
+	if fflush, err := purego.Dlsym(purego.RTLD_DEFAULT, "fflush"); err == nil {
+		purego.SyscallN(fflush, 0) // fflush(NULL): every output stream
+	}
+}
+
 // GetUniqueID is ncclGetUniqueId.
 func (l *Lib) GetUniqueID() (UniqueID, error) {
 	var id UniqueID
 	err := l.ncclErr("ncclGetUniqueId", l.ncclGetUniqueId(&id), 0)
 	return id, err
-}
-
-// CommInitAll is ncclCommInitAll over devs: the communicators of one
-// process's GPUs, no configuration.
-func (l *Lib) CommInitAll(devs []int) ([]uintptr, error) {
-	comms := make([]uintptr, len(devs))
-	list := make([]int32, len(devs))
-	for i, d := range devs {
-		list[i] = int32(d)
-	}
-	err := l.ncclErr(fmt.Sprintf("ncclCommInitAll(%d devices %v)", len(devs), devs), l.ncclCommInitAll(&comms[0], int32(len(devs)), &list[0]), 0)
-	return comms, err
 }
 
 // InitHow says how CommInitRank passes the unique id.
@@ -463,6 +458,9 @@ func (l *Lib) GroupEnd() error {
 // PreMulSum creates the reduction that multiplies by scalar (one element
 // of dt, host memory) before summing.
 func (l *Lib) PreMulSum(comm uintptr, scalar []byte, dt int32) (int32, error) {
+	if len(scalar) == 0 {
+		return 0, fmt.Errorf("ncclRedOpCreatePreMulSum: no scalar")
+	}
 	var op int32
 	err := l.ncclErr("ncclRedOpCreatePreMulSum", l.ncclRedOpCreatePreMul(&op, unsafe.Pointer(&scalar[0]), dt, ncclScalarHostImmediate, comm), comm)
 	return op, err
