@@ -5,14 +5,17 @@
 #   BIN=dir-with-tune-and-all_reduce_perf NCCL_TESTS_TGZ=nccl-tests-2.19.6.tar.gz \
 #     OUT=out-dir bash scripts/gpu-validate.sh [steps]
 #
-# steps (default: all): find build correct overhead bandwidth sweep
+# steps (default: all): find build correct knobs overhead bandwidth sweep
+# knobs needs TUNER_SRC: a folder with NCCL's plugins/tuner/example
+# (plugin.c, nccl/*.h) of the same NCCL release, for --tuning-file.
 # BIN holds CGO_ENABLED=0 builds of cmd/tune and cmd/allreduce_perf.
 # Writes a few text files into OUT. NVLink multicast stays off.
 set -u
 export NCCL_NVLS_ENABLE=0
 BIN=${BIN:?BIN: folder of the gccl binaries}
 OUT=${OUT:-gpu-out}
-STEPS=${*:-find build correct overhead bandwidth sweep}
+STEPS=${*:-find build correct knobs overhead bandwidth sweep}
+REPS=${REPS:-3}
 mkdir -p "$OUT"
 has() { [[ " $STEPS " == *" $1 "* ]]; }
 log() { echo "=== $* ($(date +%T))"; }
@@ -82,16 +85,44 @@ if has correct; then
 	grep -E "Out of bounds|#wrong|wrong" "$OUT/correct.txt" | head -3
 fi
 
+# --- knobs: what NCCL was asked for reaches it (its INFO log says so).
+if has knobs; then
+	log knobs
+	{
+		echo "### --nchannels 2 --proto LL: NCCL's channels and NCCL_PROTO"
+		NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV $G all_reduce_perf --backend nccl -b 1M -e 1M -n 2 -w 1 --nchannels 2 --proto LL 2>&1 |
+			grep -E "NCCL_PROTO|Channel [0-9]+/|nchannels|Init COMPLETE|#wrong|^ +[0-9]" | head -12
+		echo "### --nchannels 8 --algo Tree"
+		NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV $G all_reduce_perf --backend nccl -b 1M -e 1M -n 2 -w 1 --nchannels 8 --algo Tree 2>&1 |
+			grep -E "NCCL_ALGO|Channel [0-9]+/" | tail -3
+		echo "### TUNING log into the records"
+		NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING $G all_reduce_perf --backend nccl -b 8 -e 1M -f 32 -n 3 -w 1 --out /tmp/tl.jsonl --force
+		grep -o '"chosen_[a-z]*":[^,]*' /tmp/tl.jsonl | sort | uniq -c
+		echo "### alltoallv in place (staging twin)"
+		$G alltoallv_perf --backend nccl -g 1 -b 8 -e 8M -f 32 -n 5 -w 2 -c 1; echo "rc=$?"
+		if [ -n "${TUNER_SRC:-}" ]; then
+			echo "### --tuning-file through NCCL's example tuner plugin"
+			gcc -I"$TUNER_SRC/nccl" -fPIC -shared -o /tmp/libnccl-tuner-example.so "$TUNER_SRC/plugin.c" && echo built plugin
+			printf 'allreduce,0,18446744073709551615,ring,ll,2,-1,-1,-1,-1\n' >/tmp/tuner.csv
+			NCCL_TUNER_PLUGIN=/tmp/libnccl-tuner-example.so NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING,ENV \
+				$G all_reduce_perf --backend nccl -b 1M -e 1M -n 2 -w 1 --tuning-file /tmp/tuner.csv 2>&1 |
+				grep -iE "tuner|Tuning file|#wrong|^ +[0-9]" | head -20
+			$G all_reduce_perf --backend nccl -b 1M -e 1M -n 2 -w 1 --tuning-file /tmp/tuner.csv; echo "rc=$? (no plugin beside libnccl: want 2)"
+		fi
+	} >"$OUT/knobs.txt" 2>&1
+	grep -c . "$OUT/knobs.txt"
+fi
+
 # --- overhead: 8 B - 64 KiB, with and without graphs, alternating the two sides.
 if has overhead; then
 	log overhead
 	{
-		for rep in 1 2; do
+		for rep in $(seq $REPS); do
 			for g in 0 100; do
 				echo "### nccl-tests -G $g rep $rep"
-				$NT/build/all_reduce_perf -g 1 -b 8 -e 64K -f 2 -n 1000 -w 100 -G $g
+				$NT/build/all_reduce_perf -g 1 -b 8 -e 64K -f 2 -n 2000 -w 200 -G $g
 				echo "### gccl -G $g rep $rep"
-				$BIN/all_reduce_perf --backend nccl -g 1 -b 8 -e 64K -f 2 -n 1000 -w 100 -G $g
+				$BIN/all_reduce_perf --backend nccl -g 1 -b 8 -e 64K -f 2 -n 2000 -w 200 -G $g
 			done
 		done
 	} >"$OUT/overhead.txt" 2>&1
@@ -101,11 +132,11 @@ fi
 if has bandwidth; then
 	log bandwidth
 	{
-		for rep in 1 2; do
+		for rep in $(seq $REPS); do
 			echo "### nccl-tests rep $rep"
-			$NT/build/all_reduce_perf -g 1 -b 2M -e 1G -f 4 -n 50 -w 10
+			$NT/build/all_reduce_perf -g 1 -b 2M -e 1G -f 2 -n 200 -w 20 -c 0
 			echo "### gccl rep $rep"
-			$BIN/all_reduce_perf --backend nccl -g 1 -b 2M -e 1G -f 4 -n 50 -w 10
+			$BIN/all_reduce_perf --backend nccl -g 1 -b 2M -e 1G -f 2 -n 200 -w 20 -c 0
 		done
 	} >"$OUT/bandwidth.txt" 2>&1
 fi
@@ -114,7 +145,7 @@ fi
 if has sweep; then
 	log sweep
 	$BIN/tune sweep --backend nccl --colls allreduce,allgather --ranks 1 --proto all --algo all --nchannels 1,4 \
-		-b 8 -e 64M -f 4 --precision 3% --max-time 300ms --output "$OUT/sweep.jsonl" --force >"$OUT/sweep.log" 2>&1
+		-b 8 -e 64M -f 4 --precision 3% --max-time 300ms --repeat 2 --output "$OUT/sweep.jsonl" --force >"$OUT/sweep.log" 2>&1
 	echo "sweep rc=$?"; tail -5 "$OUT/sweep.log"
 fi
 log done
