@@ -110,11 +110,20 @@ func FitSeries(s Series) (Fit, error) {
 	delta := huberK * relScale(relResiduals(pts, one))
 	c1 := huberCost(pts, one, delta)
 	segs := []Segment{one.segment(0)}
+	method := MethodLine
 	if k, l1, l2, c2, ok := bestBreak(pts, delta); ok && demandsBreak(pts, one, c1, c2) {
 		segs = []Segment{l1.segment(0), l2.segment(int64(pts[k].x))}
+		method = MethodKnee
+	}
+	if s.Key.Auto() {
+		// The stack switches algorithm and protocol inside "auto": one
+		// line prices it wrongly at both ends.
+		if ps, how := autoSegments(s, pts); len(ps) > 1 {
+			segs, method = ps, how
+		}
 	}
 
-	f := Fit{Key: s.Key, Segments: segs, Points: len(pts),
+	f := Fit{Key: s.Key, Segments: segs, Points: len(pts), Method: method,
 		MinBytes: s.Samples[0].Bytes, MaxBytes: s.Samples[len(s.Samples)-1].Bytes}
 	rel := make([]float64, len(pts))
 	var lnMean float64
@@ -141,6 +150,92 @@ func FitSeries(s Series) (Fit, error) {
 	}
 	f.Flagged = f.MaxRelErr > FlagRelErr
 	return f, nil
+}
+
+// How a fit was made (Fit.Method).
+const (
+	MethodLine   = "one line"
+	MethodKnee   = "two segments (a cache knee)"
+	MethodChoice = "piecewise by the stack's logged choice"
+	MethodBands  = "piecewise by size band"
+)
+
+// autoSegments prices an "auto" series piecewise. Where every sample
+// says what the stack ran (Sample.Chosen: NCCL's TUNING log, gccl's own
+// choice), each run of one choice is one configuration and gets its own
+// fit (a line, or two segments at a knee; a choice seen at one size only
+// joins its neighbour). Otherwise nothing says where the stack switched,
+// and the price between two measured sizes is the line through them:
+// a segment per measured interval, the last extended past the largest
+// size. pts are the samples as fitted.
+func autoSegments(s Series, pts []sizeTime) ([]Segment, string) {
+	chosen := true
+	for _, m := range s.Samples {
+		chosen = chosen && m.Chosen != ""
+	}
+	var segs []Segment
+	if !chosen {
+		for i := 0; i+1 < len(pts); i++ {
+			a, b := pts[i], pts[i+1]
+			if a.x == b.x {
+				continue
+			}
+			slope := max((b.t-a.t)/(b.x-a.x), 0)
+			from := int64(a.x)
+			if len(segs) == 0 {
+				from = 0
+			}
+			segs = append(segs, abLine{a: a.t - slope*a.x, b: slope}.segment(from))
+		}
+		return segs, MethodBands
+	}
+	// Runs of one choice, index ranges [i, j).
+	var runs [][2]int
+	for i := 0; i < len(s.Samples); {
+		j := i
+		for j < len(s.Samples) && s.Samples[j].Chosen == s.Samples[i].Chosen {
+			j++
+		}
+		runs = append(runs, [2]int{i, j})
+		i = j
+	}
+	for k := 0; k < len(runs) && len(runs) > 1; {
+		if distinctSizesOf(s.Samples[runs[k][0]:runs[k][1]]) >= 2 {
+			k++
+			continue
+		}
+		if k > 0 {
+			runs[k-1][1] = runs[k][1]
+		} else {
+			runs[1][0] = runs[0][0]
+		}
+		runs = append(runs[:k], runs[k+1:]...)
+		k = 0
+	}
+	for _, r := range runs {
+		sub := Series{Key: Key{Shape: s.Key.Shape, Algo: "band"}, Samples: s.Samples[r[0]:r[1]]}
+		f, err := FitSeries(sub)
+		if err != nil {
+			return nil, ""
+		}
+		for i, g := range f.Segments {
+			if i == 0 && len(segs) > 0 {
+				g.FromBytes = s.Samples[r[0]].Bytes
+			}
+			segs = append(segs, g)
+		}
+	}
+	return segs, MethodChoice
+}
+
+func distinctSizesOf(ms []Sample) int {
+	n := 0
+	for i, m := range ms {
+		if i == 0 || m.Bytes != ms[i-1].Bytes {
+			n++
+		}
+	}
+	return n
 }
 
 // FitAll fits every series; a series that cannot be fitted yields an error

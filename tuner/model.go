@@ -27,6 +27,9 @@ type Fit struct {
 	MaxBytes int64 `json:"max_bytes"`
 	// Flagged marks a fit whose MaxRelErr exceeds FlagRelErr.
 	Flagged bool `json:"flagged"`
+	// Method says how the segments were fitted (MethodLine, MethodKnee,
+	// and for "auto" MethodChoice or MethodBands).
+	Method string `json:"method,omitempty"`
 }
 
 // FlagRelErr is the largest relative error a fit may leave on a point

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gccl/gccl/lib/tuning"
 	"github.com/gccl/gccl/results"
 )
 
@@ -63,7 +64,18 @@ type Sample struct {
 	// run in a bad state is outvoted rather than pooled in.
 	Us      float64
 	Times   []float64 // the samples, us
-	Sources []string  // where the records came from (file:line when known)
+	// Runs is one time per record: each run's median, both placements of
+	// a run counted apart (they measure the same configuration). Repeats
+	// give the noise estimate (EstimateNoise) and validation's best time.
+	Runs []float64
+	// RunIDs names the run each of Runs came from (its file and start
+	// time): two placements of one run are one run, not two.
+	RunIDs  []string
+	Sources []string // where the records came from (file:line when known)
+	// Chosen is what the stack said it ran at this size ("Ring/LL"), the
+	// most frequent over the records, "" when they do not say (an "auto"
+	// series' records carry it: NCCL's TUNING log, gccl's own choice).
+	Chosen string
 }
 
 // Series is the measurements of one configuration, by increasing size.
@@ -74,13 +86,27 @@ type Series struct {
 
 // KeyOf returns the key of a record. Names are canonicalised ("ring" ->
 // "Ring", "" -> "auto").
+//
+// A run that forced the protocol only, of a collective with one algorithm
+// (everything but allreduce runs Ring), forced Ring too: its key says so,
+// so that its records make rules and meet forced Ring runs.
 func KeyOf(r results.Record) Key {
-	return Key{
+	k := Key{
 		Shape: Shape{Coll: r.Collective, NRanks: r.NRanks, NHosts: max(r.NHosts, 1)},
 		Algo:  canonical(r.Algorithm, []string{"Ring", "Tree"}),
 		Proto: canonical(r.Protocol, []string{"LL", "LL128", "Simple"}),
 		NCh:   r.Channels, BuffSize: r.BuffSize,
 	}
+	if k.Algo == "auto" && k.Proto != "auto" && ringOnly(k.Coll) {
+		k.Algo = "Ring"
+	}
+	return k
+}
+
+// ringOnly says coll has a single algorithm, Ring, in both stacks' tables.
+func ringOnly(coll string) bool {
+	c, err := tuning.ParseColl(coll)
+	return err == nil && !tuning.Supports(c, tuning.Tree)
 }
 
 func canonical(s string, names []string) string {
@@ -96,8 +122,10 @@ func canonical(s string, names []string) string {
 	return t
 }
 
-// Collect groups out-of-place records into series, one per key, pooling
-// records of the same key and size. Records with no time are skipped. The
+// Collect groups records into series, one per key, pooling records of the
+// same key and size: out-of-place records, and in-place ones of separate
+// (not interleaved) runs, a second sample of the same configuration.
+// Records with no time, and size-0 rows (nothing moved), are skipped. The
 // times of side-by-side (interleaved) runs are first scaled to their
 // shape's median run at each size (see blockFactors), so that a run's luck
 // does not pass for a difference between configurations.
@@ -109,7 +137,7 @@ func Collect(recs []results.Record) []Series {
 	// Each record's times: per-iteration when recorded, else its median.
 	own := make([][]float64, len(recs))
 	for i, r := range recs {
-		if r.Placement != results.OutOfPlace {
+		if r.Size <= 0 || (r.Placement != results.OutOfPlace && (r.Interleaved || r.Placement != results.InPlace)) {
 			continue
 		}
 		own[i] = r.IterTimesUs
@@ -125,6 +153,7 @@ func Collect(recs []results.Record) []Series {
 	})
 	pooled := map[sk]*Sample{}
 	runMedians := map[sk][]float64{}
+	chosen := map[sk]map[string]int{}
 	for i, r := range recs {
 		times := own[i]
 		if len(times) == 0 {
@@ -145,6 +174,14 @@ func Collect(recs []results.Record) []Series {
 		}
 		s.Times = append(s.Times, times...)
 		runMedians[k] = append(runMedians[k], median(times))
+		s.Runs = append(s.Runs, median(times))
+		s.RunIDs = append(s.RunIDs, runOf(r))
+		if r.ChosenAlgo != "" && r.ChosenProto != "" {
+			if chosen[k] == nil {
+				chosen[k] = map[string]int{}
+			}
+			chosen[k][r.ChosenAlgo+"/"+r.ChosenProto]++
+		}
 		if r.Source != "" {
 			s.Sources = append(s.Sources, r.Source)
 		}
@@ -152,6 +189,12 @@ func Collect(recs []results.Record) []Series {
 	byKey := map[Key]*Series{}
 	for k, s := range pooled {
 		s.Us = median(runMedians[k])
+		best := 0
+		for c, n := range chosen[k] {
+			if n > best || (n == best && c < s.Chosen) {
+				s.Chosen, best = c, n
+			}
+		}
 		se := byKey[k.k]
 		if se == nil {
 			se = &Series{Key: k.k}
@@ -166,6 +209,17 @@ func Collect(recs []results.Record) []Series {
 	}
 	sort.Slice(out, func(i, j int) bool { return keyLess(out[i].Key, out[j].Key) })
 	return out
+}
+
+// runOf names the run a record came from: its file (a Source's part
+// before ":line") and its start time and host, which perf stamps on every
+// record of a run; nccl-tests logs have a file per run.
+func runOf(r results.Record) string {
+	file := r.Source
+	if i := strings.LastIndexByte(file, ':'); i > 0 {
+		file = file[:i]
+	}
+	return fmt.Sprintf("%s|%s|%s", file, r.Timestamp.Format("2006-01-02T15:04:05.000000000"), r.Host)
 }
 
 func keyLess(a, b Key) bool {

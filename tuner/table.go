@@ -123,6 +123,14 @@ type TableOptions struct {
 	Default DefaultPicker
 	// Comment becomes the table's comment.
 	Comment string
+	// Noise, when set, switches to evidence mode (issue 18): a forced
+	// configuration displaces the default at a measured size only when its
+	// measured time beats the default's there by more than the noise
+	// (scaled by 1/sqrt of the fewer runs the two medians rest on); rules
+	// hold between the measured sizes that showed the win, and hand back
+	// to the default at the last such size. Nil keeps the fastest-wins
+	// rules above.
+	Noise *Noise
 }
 
 func (o TableOptions) margin() float64 {
@@ -164,6 +172,10 @@ type Decision struct {
 	MarginPct float64
 	// Skipped, when not empty, is why Shape (and Key, when set) was left out.
 	Skipped string
+	// NoisePct is, in evidence mode, the noise the rule's closest call had
+	// to clear, in percent of the pick's time (RunnerUp is the default
+	// there, MarginPct the default's time over the pick's); NaN otherwise.
+	NoisePct float64
 }
 
 // Tie reports whether any size of the range was a tie.
@@ -219,7 +231,15 @@ func BuildTable(series []Series, fits []Fit, opt TableOptions) (*tuning.Table, [
 			continue
 		}
 		b := shapeBuilder{shape: sh, cands: cands, fits: fitOf, opt: opt}
-		ds := b.decide()
+		var ds []Decision
+		if opt.Noise != nil && b.hasDefault() {
+			ds = b.decideOnEvidence()
+		} else {
+			ds = b.decide()
+			for i := range ds {
+				ds[i].NoisePct = math.NaN()
+			}
+		}
 		for i := range ds {
 			if ds[i].Key.Auto() {
 				continue

@@ -42,6 +42,9 @@ type PointResult struct {
 	Default   Key
 	DefaultOK bool
 	DefaultUs float64
+	// DefaultSpread is the default's median run over its best, minus 1,
+	// where it was measured in several runs; NaN otherwise.
+	DefaultSpread float64
 }
 
 // TableRegret is t(table's choice) / t(best) - 1, NaN when unpriced.
@@ -101,6 +104,40 @@ type Report struct {
 	// Skipped lists the shapes left out: collectives lib/tuning does not
 	// know.
 	Skipped []Shape
+	// BothTable and BothDefault are the regrets on the points where both
+	// the table's and the default's choices were measured: the side-by-side
+	// comparison (the fail-worse verdict is on these).
+	BothTable, BothDefault Regrets
+	// Spread is the yardstick's own noise: at each point where the default
+	// was measured in several runs, its median run over its best run,
+	// minus 1. A default regret of that order is measurement spread, not a
+	// worse choice.
+	Spread Regrets
+}
+
+// Worse reports whether the table does worse than the default on the
+// points both were measured at: a higher geomean regret, or a higher
+// worst point.
+func (r Report) Worse() bool {
+	if r.BothTable.Points == 0 {
+		return false
+	}
+	const eps = 1e-9
+	return r.BothTable.Geomean > r.BothDefault.Geomean+eps || r.BothTable.Max > r.BothDefault.Max+eps
+}
+
+// bestObserved is a configuration's best time at a size: the least of its
+// runs (both placements, every repeat). The floor of what it can do is the
+// steadiest yardstick on noisy data: a median moves with whichever runs
+// happened to be slow.
+func bestObserved(m Sample) float64 {
+	best := m.Us
+	for _, r := range m.Runs {
+		if r > 0 && r < best {
+			best = r
+		}
+	}
+	return best
 }
 
 // ErrNoPoints is Validate's error when no measurement can be judged.
@@ -121,15 +158,18 @@ func Validate(table *tuning.Table, series []Series, def DefaultPicker) (Report, 
 		bytes int64
 	}
 	times := map[at]map[Key]float64{}
+	runs := map[at]map[Key][]float64{}
 	var order []at
 	for _, s := range series {
 		for _, m := range s.Samples {
 			k := at{s.Key.Shape, m.Bytes}
 			if times[k] == nil {
 				times[k] = map[Key]float64{}
+				runs[k] = map[Key][]float64{}
 				order = append(order, k)
 			}
-			times[k][s.Key] = m.Us
+			runs[k][s.Key] = m.Runs
+			times[k][s.Key] = bestObserved(m)
 		}
 	}
 	sort.Slice(order, func(i, j int) bool {
@@ -150,7 +190,7 @@ func Validate(table *tuning.Table, series []Series, def DefaultPicker) (Report, 
 			continue
 		}
 		meas := times[k]
-		p := PointResult{Shape: k.shape, Bytes: k.bytes, BestUs: math.Inf(1), TableUs: math.NaN(), DefaultUs: math.NaN()}
+		p := PointResult{Shape: k.shape, Bytes: k.bytes, BestUs: math.Inf(1), TableUs: math.NaN(), DefaultUs: math.NaN(), DefaultSpread: math.NaN()}
 		for key, us := range meas {
 			if us < p.BestUs || (us == p.BestUs && keyLess(key, p.Best)) {
 				p.Best, p.BestUs = key, us
@@ -168,6 +208,9 @@ func Validate(table *tuning.Table, series []Series, def DefaultPicker) (Report, 
 		if p.DefaultOK {
 			if us, ok := meas[p.Default]; ok {
 				p.DefaultUs = us
+			}
+			if rs := runs[k][p.Default]; len(rs) > 1 {
+				p.DefaultSpread = median(rs)/p.DefaultUs - 1
 			}
 		}
 		if c, ok := table.Lookup(coll, k.shape.NRanks, k.shape.NHosts, k.bytes); ok {
@@ -196,5 +239,14 @@ func Validate(table *tuning.Table, series []Series, def DefaultPicker) (Report, 
 	}
 	rep.Table = summarise(rep.Points, PointResult.TableRegret)
 	rep.Default = summarise(rep.Points, PointResult.DefaultRegret)
+	var both []PointResult
+	for _, p := range rep.Points {
+		if !math.IsNaN(p.TableRegret()) && !math.IsNaN(p.DefaultRegret()) {
+			both = append(both, p)
+		}
+	}
+	rep.BothTable = summarise(both, PointResult.TableRegret)
+	rep.BothDefault = summarise(both, PointResult.DefaultRegret)
+	rep.Spread = summarise(rep.Points, func(p PointResult) float64 { return p.DefaultSpread })
 	return rep, nil
 }

@@ -383,7 +383,7 @@ func fitCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	series := tuner.Collect(recs)
 	if len(series) == 0 {
-		fmt.Fprintf(stderr, "tune fit: none of the %d records is an out-of-place measurement with a time\n", len(recs))
+		fmt.Fprintf(stderr, "tune fit: none of the %d records is a measurement with a time (size > 0)\n", len(recs))
 		return exitBad
 	}
 	fits, errs := tuner.FitAll(series)
@@ -410,11 +410,15 @@ func fitCmd(args []string, stdout, stderr io.Writer) int {
 	t.SetOutputMirror(stdout)
 	t.SetStyle(table.StyleLight)
 	t.AppendHeader(table.Row{"coll", "ranks", "hosts", "config", "points", "alpha us", "beta GB/s", "break", "alpha2 us", "beta2 GB/s", "R^2 (log)", "median err", "max err", ""})
-	var two, flagged int
+	var two, flagged, piecewise int
 	for _, f := range fits {
 		s := f.Segments[0]
 		brk, a2, b2 := "-", "", ""
-		if len(f.Segments) > 1 {
+		switch {
+		case f.Key.Auto() && len(f.Segments) > 1:
+			piecewise++
+			brk = fmt.Sprintf("%d pieces", len(f.Segments))
+		case len(f.Segments) > 1:
 			two++
 			brk, a2, b2 = results.SizeLabel(f.Break()), num(f.Segments[1].AlphaUs), num(f.Segments[1].BetaGBs)
 		}
@@ -429,6 +433,11 @@ func fitCmd(args []string, stdout, stderr io.Writer) int {
 	t.Render()
 	fmt.Fprintf(stdout, "%d fits (%d with two segments), %d flagged (max relative error > %.0f%%), %d series skipped\n",
 		len(fits), two, flagged, 100*tuner.FlagRelErr, len(errs))
+	for _, f := range fits {
+		if f.Key.Auto() {
+			fmt.Fprintf(stdout, "auto %s: %s (%d pieces)\n", f.Key.Shape, f.Method, len(f.Segments))
+		}
+	}
 
 	if *out == "" {
 		return exitOK
@@ -463,7 +472,8 @@ func tableCmd(args []string, stdout, stderr io.Writer) int {
 	out := outputFlag(fs, "write the tuning table (JSON, for GCCL_TUNING_FILE) to this file (default: print it only)")
 	csv := fs.String("nccl-csv", "", "also write the table as NCCL's example-tuner configuration, for NCCL_TUNER_CONFIG_FILE (default: none)")
 	models := fs.String("models", "", "models file (JSON) written by tune fit --output (default: fit the inputs)")
-	tie := fs.String("tie", "2%", "relative difference within which two configurations tie, percent or fraction (2% or 0.02; 0: only the medians' confidence intervals)")
+	tie := fs.String("tie", "2%", "relative difference within which two configurations tie, percent or fraction (2% or 0.02; 0: only the medians' confidence intervals); with --noise off")
+	noiseFlag := fs.String("noise", "auto", "run-to-run noise a forced configuration must beat the default by to get a rule: auto (estimated from repeats in the inputs, else the prior "+tuner.DefaultNoisePrior.String()+"), an explicit ADDus+REL% (e.g. 15us+1%), or off (fastest wins, ties by --tie)")
 	procs := fs.Int("procs", 0, "processors (cores) of the process that measured, for the built-in default (default: the records' core count)")
 	force := fs.Bool("force", false, "overwrite the --output and --nccl-csv files if they exist")
 	tags := tagFlag(fs)
@@ -497,7 +507,7 @@ func tableCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	series := tuner.Collect(recs)
 	if len(series) == 0 {
-		return bad("none of the %d records is an out-of-place measurement with a time", len(recs))
+		return bad("none of the %d records is a measurement with a time (size > 0)", len(recs))
 	}
 	var fits []tuner.Fit
 	if *models != "" {
@@ -515,6 +525,26 @@ func tableCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	opt := tuner.TableOptions{TieMargin: margin,
 		Comment: fmt.Sprintf("tune table from %s; ties within %s or the medians' 95%% intervals", strings.Join(fs.Args(), " "), *tie)}
+	switch strings.ToLower(strings.TrimSpace(*noiseFlag)) {
+	case "off":
+	case "auto", "":
+		n, estimated := tuner.EstimateNoiseOr(series, tuner.DefaultNoisePrior)
+		if !estimated {
+			fmt.Fprintf(stderr, "tune table: warning: the inputs hold no repeats of separate runs (-N cycles, tune sweep --repeat, or several files of one tag), so the noise is %s, %s: a single run cannot show a smaller win; set --noise to state your own\n", n, n.Source)
+		}
+		opt.Noise = &n
+	default:
+		n, err := tuner.ParseNoise(*noiseFlag)
+		if err != nil {
+			return bad("invalid --noise: %v", err)
+		}
+		n.Source = "--noise"
+		opt.Noise = &n
+	}
+	if opt.Noise != nil {
+		opt.Comment = fmt.Sprintf("tune table from %s; a rule needs a measured win over the default beyond the noise %s (%s)", strings.Join(fs.Args(), " "), opt.Noise, opt.Noise.Source)
+		fmt.Fprintf(stdout, "noise: %s, %s; a forced configuration needs a measured win beyond it (over sqrt(runs)) to displace the default\n", opt.Noise, opt.Noise.Source)
+	}
 	p, _, err := recordsMachine(recs)
 	if *procs > 0 {
 		p, err = *procs, nil
@@ -538,7 +568,7 @@ func tableCmd(args []string, stdout, stderr io.Writer) int {
 	t := table.NewWriter()
 	t.SetOutputMirror(stdout)
 	t.SetStyle(table.StyleLight)
-	t.AppendHeader(table.Row{"coll", "ranks", "hosts", "from bytes", "to bytes", "choice", "sizes", "tie", "runner-up", "margin"})
+	t.AppendHeader(table.Row{"coll", "ranks", "hosts", "from bytes", "to bytes", "choice", "sizes", "tie", "runner-up", "margin", "noise"})
 	var notes []string
 	for _, d := range ds {
 		if d.Skipped != "" {
@@ -564,9 +594,16 @@ func tableCmd(args []string, stdout, stderr io.Writer) int {
 		if !math.IsNaN(d.MarginPct) {
 			runner, margin = d.RunnerUp.Config(), fmt.Sprintf("%+.1f%%", d.MarginPct)
 		}
-		t.AppendRow(table.Row{d.Shape.Coll, d.Shape.NRanks, d.Shape.NHosts, bytesOf(d.From), bytesOf(d.To), choice, sizes, tieCol, runner, margin})
+		noise := "-"
+		if !math.IsNaN(d.NoisePct) {
+			noise = fmt.Sprintf("%.1f%%", d.NoisePct)
+		}
+		t.AppendRow(table.Row{d.Shape.Coll, d.Shape.NRanks, d.Shape.NHosts, bytesOf(d.From), bytesOf(d.To), choice, sizes, tieCol, runner, margin, noise})
 	}
 	t.Render()
+	if opt.Noise != nil && len(tab.Rules) == 0 {
+		fmt.Fprintln(stdout, "no configuration beat the default by more than the noise at any measured size: the table is empty, and the default stands")
+	}
 	for _, n := range notes {
 		fmt.Fprintln(stdout, n)
 	}
@@ -613,6 +650,7 @@ func validateCmd(args []string, stdout, stderr io.Writer) int {
 	procs := fs.Int("procs", 0, "processors (cores) of the process that measured, for the built-in default (default: the records' core count)")
 	model := fs.String("model", "", "cost-model constants file (JSON, as GCCL_MODEL_FILE) for the built-in default where no auto run was measured (default: the built-in constants)")
 	points := fs.Bool("points", false, "also list every point: size, fastest measured, the table's and the default's choice and regret")
+	failWorse := fs.Bool("fail-worse", false, "exit 1 when the table does worse than the default on the points both were measured at (higher geomean or max regret)")
 	tags := tagFlag(fs)
 	setUsage(fs, stderr, "tune validate --table FILE [flags] FILES...",
 		"Regret of a tuning table's choices, and of the stack's built-in default, on\nmeasurements the table was not built from.")
@@ -700,6 +738,23 @@ func validateCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout)
 	}
 	fmt.Fprintln(stdout, "default: the \"auto\" series where measured, else the built-in cost model's pick (gccl records only)")
+	fmt.Fprintln(stdout, "each configuration is timed by its best run at each size (both placements, every repeat)")
+	fmt.Fprintf(stdout, "side by side on the %d points both were measured at: table geomean %s, max %s; default geomean %s, max %s\n",
+		rep.BothTable.Points, pct(rep.BothTable.Geomean), pct(rep.BothTable.Max), pct(rep.BothDefault.Geomean), pct(rep.BothDefault.Max))
+	if rep.Spread.Points > 0 {
+		fmt.Fprintf(stdout, "yardstick noise: the default's median run is %s over its best (geomean; max %s) on the %d points it was repeated at: regrets of that order are measurement spread\n",
+			pct(rep.Spread.Geomean), pct(rep.Spread.Max), rep.Spread.Points)
+	} else {
+		fmt.Fprintln(stdout, "yardstick noise: unknown (the default was measured once per point)")
+	}
+	if rep.Worse() {
+		fmt.Fprintln(stdout, "verdict: the table is WORSE than the default")
+		if *failWorse {
+			return 1
+		}
+	} else if rep.BothTable.Points > 0 {
+		fmt.Fprintln(stdout, "verdict: the table is no worse than the default")
+	}
 	return exitOK
 }
 

@@ -92,7 +92,7 @@ func TestFitBadInput(t *testing.T) {
 		{[]string{"fit", filepath.Join(dir, "missing.jsonl")}, "missing.jsonl"},
 		{[]string{"fit", garbage}, "notes.txt"},
 		{[]string{"fit", oneSize}, "fewer than 2 distinct sizes"},
-		{[]string{"fit", inPlace}, "out-of-place"},
+		{[]string{"fit", inPlace}, "fewer than 2 distinct sizes"}, // in-place rows count as samples now
 		{[]string{"fit", "--tag", "proto=XL", sweep}, "proto=XL"},
 		{[]string{"fit", "--nope", sweep}, "--nope"},
 		{[]string{"fit", "--output", filepath.Join(dir, "no", "such", "dir.json"), sweep}, "dir.json"},
