@@ -134,7 +134,9 @@ func TestEvidenceBetweenTwoWinners(t *testing.T) {
 	sizes := []int64{1000, 2000, 3000, 4000}
 	auto := func(int64, int) float64 { return 100 }
 	n := Noise{AddUs: 10}
-	at := func(m map[int64]float64) func(int64, int) float64 { return func(sz int64, _ int) float64 { return m[sz] } }
+	at := func(m map[int64]float64) func(int64, int) float64 {
+		return func(sz int64, _ int) float64 { return m[sz] }
+	}
 	cases := []struct {
 		name   string
 		ll, s  func(int64, int) float64

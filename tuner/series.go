@@ -62,8 +62,8 @@ type Sample struct {
 	// Us is the median of Times for one record; for several records (runs)
 	// of the same key and size, the median of their medians, so that one
 	// run in a bad state is outvoted rather than pooled in.
-	Us      float64
-	Times   []float64 // the samples, us
+	Us    float64
+	Times []float64 // the samples, us
 	// Runs is one time per record: each run's median, both placements of
 	// a run counted apart (they measure the same configuration). Repeats
 	// give the noise estimate (EstimateNoise) and validation's best time.
