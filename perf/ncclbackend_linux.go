@@ -330,12 +330,14 @@ func (r *ncclRank) ptr(b []byte) (uintptr, error) {
 	return 0, fmt.Errorf("rank %d: a buffer of %d bytes outside the mirrored ones (harness bug)", r.rank, len(b))
 }
 
+// ToDevice and ToHost copy on the rank's stream with its device current:
+// a thread driving several GPUs may have another one current.
 func (r *ncclRank) ToDevice(h []byte) error {
 	d, err := r.ptr(h)
 	if err != nil {
 		return err
 	}
-	return r.lib.ToDevice(d, h, r.stream)
+	return r.lib.OnDevice(r.dev, func() error { return r.lib.ToDevice(d, h, r.stream) })
 }
 
 func (r *ncclRank) ToHost(h []byte) error {
@@ -343,7 +345,7 @@ func (r *ncclRank) ToHost(h []byte) error {
 	if err != nil {
 		return err
 	}
-	return r.lib.ToHost(h, d, r.stream)
+	return r.lib.OnDevice(r.dev, func() error { return r.lib.ToHost(h, d, r.stream) })
 }
 
 // bufs maps a call's send and recv buffers.

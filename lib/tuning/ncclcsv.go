@@ -84,6 +84,9 @@ func (t *Table) WriteNCCLCSV(w io.Writer) error {
 	}
 	b.WriteString("# Byte ranges are inclusive; max_bytes " + ncclAnyBytes + " (SIZE_MAX) is unbounded.\n")
 	b.WriteString("# -1 keeps NCCL's channel count, and matches any nNodes, nRanks, numPipeOps or regBuff.\n")
+	b.WriteString("# Warning: NCCL 2.28's example plugin sets 1 channel on every call it is asked about, matched\n")
+	b.WriteString("# or not, and a -1 keeps that 1 (measured 13-94% slower on 2 H100s): use a plugin that leaves\n")
+	b.WriteString("# the channel count alone unless a rule sets it.\n")
 	b.WriteString("# " + strings.Join(ncclCSVColumns[:], ",") + "\n")
 	lines := 0
 	for i, r := range t.Rules {

@@ -530,7 +530,7 @@ func tableCmd(args []string, stdout, stderr io.Writer) int {
 	case "auto", "":
 		n, estimated := tuner.EstimateNoiseOr(series, tuner.DefaultNoisePrior)
 		if !estimated {
-			fmt.Fprintf(stderr, "tune table: warning: the inputs hold no repeats of separate runs (-N cycles, tune sweep --repeat, or several files of one tag), so the noise is %s, %s: a single run cannot show a smaller win; set --noise to state your own\n", n, n.Source)
+			fmt.Fprintf(stderr, "tune table: warning: the noise is %s, %s: a single run cannot show a smaller win; set --noise to state your own\n", n, n.Source)
 		}
 		opt.Noise = &n
 	default:

@@ -231,7 +231,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	perHost := fs.String("ranks-per-host", "0", "ranks per simulated host, comma separated; 0 puts every rank on one host")
 	protos := fs.String("proto", "all", "protocols, comma separated: LL, LL128, Simple, or all")
 	algos := fs.String("algo", "all", "algorithms, comma separated: Ring, Tree (allreduce only), or all")
-	chans := fs.String("nchannels", "1", "channel counts, comma separated")
+	chans := fs.String("nchannels", "1", "channel counts, comma separated; auto (or 0) leaves the count to the stack with algorithm and protocol forced")
 	buffs := fs.String("buffsize", "", "Simple buffer sizes in bytes, K/M/G suffixes, comma separated (default: the stack's)")
 	auto := fs.Bool("auto", true, "also measure the stack's own choice (no forced configuration), which tables are compared with")
 	minB := fs.StringP("minbytes", "b", "8", "smallest size in bytes, K/M/G suffixes")
@@ -476,7 +476,9 @@ func planSweep(colls, ranks, perHost, protos, algos, chans, buffs string, auto b
 	if err != nil {
 		return nil, err
 	}
-	chList, err := intList("--nchannels", chans, 1)
+	// "auto" leaves the channel count to the stack (NCCL's own, or the
+	// embedded stack's), with algorithm and protocol forced.
+	chList, err := intList("--nchannels", strings.ReplaceAll(strings.ToLower(chans), "auto", "0"), 0)
 	if err != nil {
 		return nil, err
 	}
