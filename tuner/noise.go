@@ -164,7 +164,7 @@ func EstimateNoiseOr(series []Series, prior Noise) (n Noise, estimated bool) {
 
 // envelope is the tightest AddUs + Rel*t covering noiseCoverage of the
 // pairs' differences: of the candidate slopes, the one whose envelope has
-// the least mean height over the pairs.
+// the least mean height relative to the pairs' times.
 func envelope(ps []repeatPair) Noise {
 	// Candidate slopes: 0 and every pair's d/t; for each, the additive
 	// term is the coverage quantile of what the slope leaves.
@@ -180,11 +180,15 @@ func envelope(ps []repeatPair) Noise {
 		}
 		slopes = grid
 	}
-	var meanT float64
+	// Tightness is the envelope's mean height relative to each pair's time:
+	// times span decades, and the absolute mean would let the largest
+	// sizes buy a small relative term with an additive one that swamps
+	// every small size.
+	var meanInvT float64
 	for _, p := range ps {
-		meanT += p.t
+		meanInvT += 1 / p.t
 	}
-	meanT /= float64(len(ps))
+	meanInvT /= float64(len(ps))
 	best := Noise{AddUs: math.Inf(1)}
 	bestH := math.Inf(1)
 	left := make([]float64, len(ps))
@@ -196,7 +200,7 @@ func envelope(ps []repeatPair) Noise {
 			left[i] = math.Max(0, p.d-r*p.t)
 		}
 		a := quantile(left, noiseCoverage)
-		if h := a + r*meanT; h < bestH {
+		if h := a*meanInvT + r; h < bestH {
 			bestH, best = h, Noise{AddUs: a, Rel: r}
 		}
 	}
