@@ -348,13 +348,16 @@ func (r *ncclRank) ToHost(h []byte) error {
 	return r.lib.OnDevice(r.dev, func() error { return r.lib.ToHost(h, d, r.stream) })
 }
 
-// bufs maps a call's send and recv buffers.
-func (r *ncclRank) bufs(send, recv []byte) (s, d uintptr, err error) {
+// args maps a call's send and recv buffers and its data type.
+func (r *ncclRank) args(send, recv []byte, dt reduce.DataType) (s, d uintptr, ndt int32, err error) {
 	if s, err = r.ptr(send); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
-	d, err = r.ptr(recv)
-	return s, d, err
+	if d, err = r.ptr(recv); err != nil {
+		return 0, 0, 0, err
+	}
+	ndt, err = nccl.DataType(dt)
+	return s, d, ndt, err
 }
 
 // op maps a reduction; PreMulSum ops are made once per type and kept.
@@ -388,11 +391,7 @@ func (r *ncclRank) op(op ccl.RedOp, dt reduce.DataType) (int32, error) {
 }
 
 func (r *ncclRank) AllReduce(send, recv []byte, count int, dt reduce.DataType, op ccl.RedOp) error {
-	s, d, err := r.bufs(send, recv)
-	if err != nil {
-		return err
-	}
-	ndt, err := nccl.DataType(dt)
+	s, d, ndt, err := r.args(send, recv, dt)
 	if err != nil {
 		return err
 	}
@@ -405,11 +404,7 @@ func (r *ncclRank) AllReduce(send, recv []byte, count int, dt reduce.DataType, o
 }
 
 func (r *ncclRank) AllGather(send, recv []byte, sendCount int, dt reduce.DataType) error {
-	s, d, err := r.bufs(send, recv)
-	if err != nil {
-		return err
-	}
-	ndt, err := nccl.DataType(dt)
+	s, d, ndt, err := r.args(send, recv, dt)
 	if err != nil {
 		return err
 	}
@@ -418,11 +413,7 @@ func (r *ncclRank) AllGather(send, recv []byte, sendCount int, dt reduce.DataTyp
 }
 
 func (r *ncclRank) ReduceScatter(send, recv []byte, recvCount int, dt reduce.DataType, op ccl.RedOp) error {
-	s, d, err := r.bufs(send, recv)
-	if err != nil {
-		return err
-	}
-	ndt, err := nccl.DataType(dt)
+	s, d, ndt, err := r.args(send, recv, dt)
 	if err != nil {
 		return err
 	}
@@ -435,11 +426,7 @@ func (r *ncclRank) ReduceScatter(send, recv []byte, recvCount int, dt reduce.Dat
 }
 
 func (r *ncclRank) Broadcast(send, recv []byte, count int, dt reduce.DataType, root int) error {
-	s, d, err := r.bufs(send, recv)
-	if err != nil {
-		return err
-	}
-	ndt, err := nccl.DataType(dt)
+	s, d, ndt, err := r.args(send, recv, dt)
 	if err != nil {
 		return err
 	}
@@ -448,11 +435,7 @@ func (r *ncclRank) Broadcast(send, recv []byte, count int, dt reduce.DataType, r
 }
 
 func (r *ncclRank) Reduce(send, recv []byte, count int, dt reduce.DataType, op ccl.RedOp, root int) error {
-	s, d, err := r.bufs(send, recv)
-	if err != nil {
-		return err
-	}
-	ndt, err := nccl.DataType(dt)
+	s, d, ndt, err := r.args(send, recv, dt)
 	if err != nil {
 		return err
 	}
