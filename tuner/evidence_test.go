@@ -412,3 +412,19 @@ func TestNoiseFromPlacementsOnly(t *testing.T) {
 		t.Errorf("placement differences of 1 us did not raise a 0.1 us prior: %v", n)
 	}
 }
+
+// Any --noise text parses to a finite, non-negative noise or an error.
+func FuzzParseNoise(f *testing.F) {
+	for _, s := range []string{"15us+1%", "0.5ms+0.02", "2%", "", "+", "1e400us", "-0%", "NaN%"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := ParseNoise(s)
+		if err != nil {
+			return
+		}
+		if !(n.AddUs >= 0) || !(n.Rel >= 0) || n.Rel >= 1 || math.IsInf(n.AddUs, 0) {
+			t.Fatalf("%q: %+v", s, n)
+		}
+	})
+}

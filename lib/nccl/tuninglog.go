@@ -54,9 +54,11 @@ func ParseTuningLine(line string) (c Choice, ok bool) {
 		c.Bytes, _ = strconv.ParseInt(m[2], 10, 64)
 		c.Algo, c.Proto = canonical(algoNames, m[3]), canonical(protoNames, m[4])
 		if m[5] != "" {
-			lo, _ := strconv.Atoi(m[5])
-			hi, _ := strconv.Atoi(m[6])
-			c.NChannels = hi - lo + 1
+			lo, err1 := strconv.Atoi(m[5])
+			hi, err2 := strconv.Atoi(m[6])
+			if err1 == nil && err2 == nil && hi >= lo {
+				c.NChannels = hi - lo + 1
+			}
 		}
 		return c, true
 	}

@@ -100,3 +100,23 @@ func TestTuningLogWanted(t *testing.T) {
 		}
 	}
 }
+
+// Whatever NCCL (or a corrupted log) writes, parsing never panics and a
+// decision it returns is sane.
+func FuzzParseTuningLine(f *testing.F) {
+	f.Add("NCCL INFO AllReduce: 4096 Bytes -> Algo TREE proto LL channel{Lo..Hi}={0..1}")
+	f.Add("NCCL INFO 37756928 Bytes -> Algo 1 proto 2 time 2860.208008")
+	f.Add("x AllGather: 99999999999999999999 Bytes -> Algo RING proto SIMPLE channel{Lo..Hi}={9..2}")
+	f.Fuzz(func(t *testing.T, line string) {
+		c, ok := ParseTuningLine(line)
+		if !ok {
+			if c != (Choice{}) {
+				t.Fatalf("no decision but %+v", c)
+			}
+			return
+		}
+		if c.Bytes < 0 || c.NChannels < 0 || c.Algo == "" || c.Proto == "" {
+			t.Fatalf("%q: %+v", line, c)
+		}
+	})
+}
