@@ -25,7 +25,11 @@ func TestHelperProcess(t *testing.T) {
 	}
 	rank, _ := strconv.Atoi(os.Getenv(bootstrap.EnvLaunchRank))
 	if dir := os.Getenv("GCCL_LAUNCH_TEST_DIR"); dir != "" {
-		os.WriteFile(filepath.Join(dir, "pid"+strconv.Itoa(rank)), []byte(strconv.Itoa(os.Getpid())), 0o600)
+		// Write, then rename: a rank killed mid-write leaves no pid file,
+		// never an empty one (which read as pid 0: the process group).
+		tmp := filepath.Join(dir, ".pid"+strconv.Itoa(rank))
+		os.WriteFile(tmp, []byte(strconv.Itoa(os.Getpid())), 0o600)
+		os.Rename(tmp, filepath.Join(dir, "pid"+strconv.Itoa(rank)))
 	}
 	switch what {
 	case "env":
@@ -77,7 +81,11 @@ func gone(t *testing.T, dir string, np int) {
 		if err != nil {
 			continue // it never got that far
 		}
-		pid, _ := strconv.Atoi(string(b))
+		pid, err := strconv.Atoi(string(b))
+		if err != nil || pid <= 0 {
+			t.Errorf("rank %d wrote pid %q", r, b)
+			continue
+		}
 		if err := syscall.Kill(pid, 0); err != syscall.ESRCH {
 			t.Errorf("rank %d (pid %d) is still there: %v", r, pid, err)
 		}
