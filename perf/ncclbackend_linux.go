@@ -144,7 +144,8 @@ func (be *ncclBackend) Device(rank int) (string, string) {
 // Versions names the libraries for the header and the records.
 func (be *ncclBackend) Versions() (ncclVersion, cudaVersion, paths string) {
 	return nccl.VersionString(be.lib.NCCLVersion), nccl.CUDAVersionString(be.lib.CUDARTVersion),
-		fmt.Sprintf("%s, %s (driver %s)", be.lib.NCCLPath, be.lib.CUDARTPath, nccl.CUDAVersionString(be.lib.DriverVersion))
+		fmt.Sprintf("%s, %s (driver %s); ranks by %s", be.lib.NCCLPath, be.lib.CUDARTPath,
+			nccl.CUDAVersionString(be.lib.DriverVersion), be.lib.InitHow())
 }
 
 // tunerPlugins are the names NCCL's example tuner plugin is built as.
