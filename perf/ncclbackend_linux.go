@@ -36,6 +36,10 @@ type ncclBackend struct {
 	tuningPath  string
 	tuningOwned bool
 	tuning      *nccl.TuningLog
+	// userEnv is NCCL_PROTO, NCCL_ALGO and NCCL_BUFFSIZE as the process
+	// started with them: an "auto" configuration gets them back after a
+	// forced one overwrote them.
+	userEnv map[string]string
 }
 
 // newNCCLBackend loads the libraries and picks this process's GPUs: with
@@ -70,7 +74,12 @@ func newNCCLBackend(o *Options, j *job, nRanks int) (*ncclBackend, error) {
 		return nil, fmt.Errorf("no usable GPU (%w)", err)
 	}
 	local := nRanks
-	be := &ncclBackend{lib: lib, o: o, job: j, tuningPath: tuningPath, tuningOwned: tuningOwned}
+	be := &ncclBackend{lib: lib, o: o, job: j, tuningPath: tuningPath, tuningOwned: tuningOwned, userEnv: map[string]string{}}
+	for k := range ncclEnv(RunConfig{}) {
+		if v, ok := os.LookupEnv(k); ok {
+			be.userEnv[k] = v
+		}
+	}
 	first := 0
 	if j != nil {
 		local = nRanks / j.procs
@@ -184,10 +193,12 @@ func ncclEnv(rc RunConfig) map[string]string {
 // on fresh communicators.
 func (be *ncclBackend) Init(n int, rc RunConfig) ([]Comm, error) {
 	for k, v := range ncclEnv(rc) {
-		if v != "" {
+		switch user, set := be.userEnv[k]; {
+		case v != "":
 			os.Setenv(k, v)
-		} else if _, asked := be.o.env.set[k]; !asked {
-			// auto: NCCL's own choice, unless the user's environment set it
+		case set: // auto: what the user's environment asked for
+			os.Setenv(k, user)
+		default: // auto: NCCL's own choice
 			os.Unsetenv(k)
 		}
 	}
