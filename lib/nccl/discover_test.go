@@ -336,16 +336,7 @@ func TestNotFoundError(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var err error = tt.err
 			msg := err.Error()
-			for _, w := range tt.want {
-				if !strings.Contains(msg, w) {
-					t.Errorf("Error() = %q, lacks %q", msg, w)
-				}
-			}
-			for _, w := range tt.notWant {
-				if strings.Contains(msg, w) {
-					t.Errorf("Error() = %q, has %q", msg, w)
-				}
-			}
+			checkMessage(t, msg, tt.want, tt.notWant)
 		})
 	}
 }

@@ -80,16 +80,7 @@ func TestErrorMessage(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			msg := tt.err.Error()
-			for _, w := range tt.want {
-				if !strings.Contains(msg, w) {
-					t.Errorf("Error() = %q, lacks %q", msg, w)
-				}
-			}
-			for _, w := range tt.notWant {
-				if strings.Contains(msg, w) {
-					t.Errorf("Error() = %q, has %q", msg, w)
-				}
-			}
+			checkMessage(t, msg, tt.want, tt.notWant)
 			if strings.HasSuffix(msg, ": ") || strings.HasSuffix(msg, " ") {
 				t.Errorf("Error() = %q ends in a dangling separator", msg)
 			}
@@ -124,5 +115,20 @@ func TestErrorAs(t *testing.T) {
 	var e *Error
 	if !errors.As(err, &e) || e.Code != 6 || e.Call != "ncclSend" {
 		t.Errorf("errors.As(%v) = %+v", err, e)
+	}
+}
+
+// checkMessage fails t unless msg holds every want and none of notWant.
+func checkMessage(t *testing.T, msg string, want, notWant []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(msg, w) {
+			t.Errorf("Error() = %q, lacks %q", msg, w)
+		}
+	}
+	for _, w := range notWant {
+		if strings.Contains(msg, w) {
+			t.Errorf("Error() = %q, has %q", msg, w)
+		}
 	}
 }

@@ -27,7 +27,6 @@ type Lib struct {
 	cudaGetErrorString     func(int32) string
 	cudaGetDeviceCount     func(*int32) int32
 	cudaSetDevice          func(int32) int32
-	cudaGetDevice          func(*int32) int32
 	cudaDeviceGetPCIBusId  func(*byte, int32, int32) int32
 	cudaGetDeviceProps     func(unsafe.Pointer, int32) int32
 	cudaMalloc             func(*uintptr, uintptr) int32
@@ -106,7 +105,6 @@ func Load() (*Lib, error) {
 	reg(cudart, &l.cudaGetErrorString, "cudaGetErrorString")
 	reg(cudart, &l.cudaGetDeviceCount, "cudaGetDeviceCount")
 	reg(cudart, &l.cudaSetDevice, "cudaSetDevice")
-	reg(cudart, &l.cudaGetDevice, "cudaGetDevice")
 	reg(cudart, &l.cudaDeviceGetPCIBusId, "cudaDeviceGetPCIBusId")
 	if _, err := purego.Dlsym(cudart, "cudaGetDeviceProperties_v2"); err == nil {
 		reg(cudart, &l.cudaGetDeviceProps, "cudaGetDeviceProperties_v2")

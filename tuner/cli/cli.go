@@ -431,8 +431,8 @@ func fitCmd(args []string, stdout, stderr io.Writer) int {
 			brk, a2, b2, fmt.Sprintf("%.4f", f.R2), fmt.Sprintf("%.1f%%", 100*f.MedianRelErr), fmt.Sprintf("%.1f%%", 100*f.MaxRelErr), flag})
 	}
 	t.Render()
-	fmt.Fprintf(stdout, "%d fits (%d with two segments), %d flagged (max relative error > %.0f%%), %d series skipped\n",
-		len(fits), two, flagged, 100*tuner.FlagRelErr, len(errs))
+	fmt.Fprintf(stdout, "%d fits (%d with two segments, %d auto piecewise), %d flagged (max relative error > %.0f%%), %d series skipped\n",
+		len(fits), two, piecewise, flagged, 100*tuner.FlagRelErr, len(errs))
 	for _, f := range fits {
 		if f.Key.Auto() {
 			fmt.Fprintf(stdout, "auto %s: %s (%d pieces)\n", f.Key.Shape, f.Method, len(f.Segments))
