@@ -372,6 +372,15 @@ func (r *ncclRank) args(send, recv []byte, dt reduce.DataType) (s, d uintptr, nd
 	return s, d, ndt, err
 }
 
+// redArgs is args and the reduction, for the reducing collectives.
+func (r *ncclRank) redArgs(send, recv []byte, dt reduce.DataType, op ccl.RedOp) (s, d uintptr, ndt, nop int32, err error) {
+	if s, d, ndt, err = r.args(send, recv, dt); err != nil {
+		return 0, 0, 0, 0, err
+	}
+	nop, err = r.op(op, dt)
+	return s, d, ndt, nop, err
+}
+
 // op maps a reduction; PreMulSum ops are made once per type and kept.
 func (r *ncclRank) op(op ccl.RedOp, dt reduce.DataType) (int32, error) {
 	if op.Op != reduce.PreMulSum {
@@ -403,11 +412,7 @@ func (r *ncclRank) op(op ccl.RedOp, dt reduce.DataType) (int32, error) {
 }
 
 func (r *ncclRank) AllReduce(send, recv []byte, count int, dt reduce.DataType, op ccl.RedOp) error {
-	s, d, ndt, err := r.args(send, recv, dt)
-	if err != nil {
-		return err
-	}
-	nop, err := r.op(op, dt)
+	s, d, ndt, nop, err := r.redArgs(send, recv, dt, op)
 	if err != nil {
 		return err
 	}
@@ -425,11 +430,7 @@ func (r *ncclRank) AllGather(send, recv []byte, sendCount int, dt reduce.DataTyp
 }
 
 func (r *ncclRank) ReduceScatter(send, recv []byte, recvCount int, dt reduce.DataType, op ccl.RedOp) error {
-	s, d, ndt, err := r.args(send, recv, dt)
-	if err != nil {
-		return err
-	}
-	nop, err := r.op(op, dt)
+	s, d, ndt, nop, err := r.redArgs(send, recv, dt, op)
 	if err != nil {
 		return err
 	}
@@ -447,11 +448,7 @@ func (r *ncclRank) Broadcast(send, recv []byte, count int, dt reduce.DataType, r
 }
 
 func (r *ncclRank) Reduce(send, recv []byte, count int, dt reduce.DataType, op ccl.RedOp, root int) error {
-	s, d, ndt, err := r.args(send, recv, dt)
-	if err != nil {
-		return err
-	}
-	nop, err := r.op(op, dt)
+	s, d, ndt, nop, err := r.redArgs(send, recv, dt, op)
 	if err != nil {
 		return err
 	}
