@@ -76,7 +76,8 @@ func testOrUnknown(name string, requirePerf bool) (ncclTest, bool) {
 		return t, true
 	}
 	stem, perf := programStem(name)
-	if stem == "" || (requirePerf && !perf) {
+	if squash(stem) == "" || (requirePerf && !perf) {
+		// "_perf" or "-_perf" names no collective: a record needs one.
 		return ncclTest{}, false
 	}
 	return ncclTest{test: stem, collective: squash(stem), testColl: stem, reduces: true}, true
