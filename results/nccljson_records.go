@@ -81,6 +81,7 @@ func NCCLDocument(recs []Record, args []string) (NCCLHeader, []NCCLRow, NCCLFoot
 		coll, typ, op string
 		root          int
 		size, count   int64
+		iters         int // a row carries one actual_iterations for both placements
 	}
 	index := map[rowKey]int{}
 	var rows []NCCLRow
@@ -89,7 +90,7 @@ func NCCLDocument(recs []Record, args []string) (NCCLHeader, []NCCLRow, NCCLFoot
 	var bwN int
 	var foot NCCLFooter
 	for _, r := range recs {
-		k := rowKey{r.Collective, r.Type, r.Op, r.Root, r.Size, r.Count}
+		k := rowKey{r.Collective, r.Type, r.Op, r.Root, r.Size, r.Count, r.Iterations}
 		i, ok := index[k]
 		if ok && (r.Placement == InPlace && rows[i].In != nil || r.Placement != InPlace && rows[i].Out != nil) {
 			ok = false // a repeat: its own row, not over the first
