@@ -239,6 +239,7 @@ type collWork struct {
 	send                   *proto.SendEnd  // to the ring's next rank
 	recv                   *proto.RecvEnd  // from the ring's previous rank
 	tree                   *prims.TreeEnds // the channel's tree links (Tree only)
+	os                     oneShotWork     // OneShot only
 }
 
 func (ch *channel) runColl(w *collWork) error {
@@ -246,6 +247,9 @@ func (ch *channel) runColl(w *collWork) error {
 	if n == 1 {
 		ch.runLocal(w)
 		return nil
+	}
+	if w.algo == tuning.OneShot {
+		return ch.runOneShot(w)
 	}
 	p := prims.Prims{
 		Proto: w.proto, Recv: w.recv, Send: w.send, Kernel: w.kernel, Elt: w.elt,

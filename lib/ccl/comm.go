@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gccl/gccl/lib/oneshot"
 	"github.com/gccl/gccl/lib/prims"
 	"github.com/gccl/gccl/lib/proto"
 	"github.com/gccl/gccl/lib/reduce"
@@ -58,6 +59,10 @@ type world struct {
 	conns    map[connKey]*ends
 	closers  []func() // release connections' shared memory at teardown
 	released int      // local communicators destroyed
+
+	// board is the one-shot algorithm's memory: made on first use in one
+	// process (guarded by mu), in the job's segments across processes.
+	board *oneshot.Board
 
 	// local are the communicators of the ranks this process holds (every
 	// rank for InitAll; comms[r] is nil for a rank of another process).
@@ -297,6 +302,7 @@ type Comm struct {
 	ends         map[connKey]*ends                                  // this rank's view of world.conns, without the lock
 	decided      [tuning.NumColls]decidedEntry                      // the last decision per collective
 	force        forced                                             // what decide obeys: Config's, or Force's
+	os           *oneShotState                                      // the one-shot board's state; nil until first used
 
 	// finished counts plans whose every channel is done. Written (Add) by
 	// the channel goroutine that finishes a plan last; read by Synchronize.

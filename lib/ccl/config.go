@@ -34,8 +34,9 @@ type Config struct {
 	// Proto forces a protocol: "LL", "LL128", "Simple"; "" or "auto" lets the
 	// stack choose per operation.
 	Proto string
-	// Algo forces an algorithm: "Ring" or "Tree" (allreduce only); "" or
-	// "auto" lets the stack choose per operation.
+	// Algo forces an algorithm: "Ring", "Tree" (allreduce only) or
+	// "OneShot" (LL only, one channel); "" or "auto" lets the stack choose
+	// per operation.
 	Algo string
 	// NChannels forces the channel count (1..64); 0 is auto: min(cores, 4).
 	NChannels int
@@ -124,7 +125,7 @@ func (c Config) FromLookup(lookup func(string) (string, bool)) (Config, error) {
 	}
 	if v, ok := lookup(EnvAlgo); ok {
 		if err := checkAlgo(v); err != nil {
-			return c, bad(EnvAlgo, v, "valid values are Ring, Tree or auto")
+			return c, bad(EnvAlgo, v, "valid values are Ring, Tree, OneShot or auto")
 		}
 		c.Algo = v
 	}
@@ -258,9 +259,18 @@ func parseAlgo(s string) (tuning.Algo, error) {
 	}
 	a, err := tuning.ParseAlgo(s)
 	if err != nil {
-		return -1, fmt.Errorf("unknown algorithm %q (valid: Ring, Tree, auto)", s)
+		return -1, fmt.Errorf("unknown algorithm %q (valid: Ring, Tree, OneShot, auto)", s)
 	}
 	return a, nil
+}
+
+// checkAlgoProto rejects a forced protocol the forced algorithm cannot
+// run: the one-shot algorithm is made of LL lines.
+func checkAlgoProto(a tuning.Algo, p proto.Protocol) error {
+	if a >= 0 && p >= 0 && !tuning.SupportsProto(a, p) {
+		return fmt.Errorf("algorithm %s runs on LL only, not %s (force LL, or leave the protocol auto)", a, p)
+	}
+	return nil
 }
 
 func checkAlgo(s string) error {
@@ -294,6 +304,9 @@ func (c Config) validate() (settings, error) {
 	s.proto = p
 	if s.algo, err = parseAlgo(c.Algo); err != nil {
 		return s, fmt.Errorf("ccl: Config.Algo: %w", err)
+	}
+	if err := checkAlgoProto(s.algo, s.proto); err != nil {
+		return s, fmt.Errorf("ccl: Config: %w", err)
 	}
 	if c.RanksPerHost < 0 {
 		return s, fmt.Errorf("ccl: Config.RanksPerHost %d is negative: want ranks per host, or 0 for all ranks on one host", c.RanksPerHost)

@@ -113,6 +113,9 @@ func (c *Comm) launch(tasks []task) error {
 		pl.spin = proto.DefaultSpinFor
 	}
 	c.lastSpin = pl.spin
+	if cw := &pl.work[0]; cw.plan != nil && len(cw.colls) > 0 && cw.colls[0].algo == tuning.OneShot {
+		c.tryPrePost(&cw.colls[0])
+	}
 	pl.pending.Store(n)
 	for i := range pl.work {
 		if pl.work[i].plan != nil {
@@ -153,6 +156,9 @@ func (c *Comm) planColl(t task, pl *plan) error {
 	} else {
 		grain, chunkElems = prims.GrainElems(p, t.elt), prims.ChunkElems(p, d.buff, chunkSteps, t.elt)
 	}
+	if a == tuning.OneShot {
+		return c.planOneShotColl(t, d, nBytes, pl)
+	}
 	nCh := d.nChannels
 	active := algo.ActiveChannels(t.count, nCh, grain)
 	if a == tuning.Tree {
@@ -192,6 +198,28 @@ func (c *Comm) planColl(t task, pl *plan) error {
 		cw := pl.channel(ch)
 		cw.colls = append(cw.colls, w)
 	}
+	return nil
+}
+
+// planOneShotColl puts a one-shot collective on channel 0, alone.
+func (c *Comm) planOneShotColl(t task, d decision, nBytes int64, pl *plan) error {
+	os, err := c.planOneShot(t)
+	if err != nil {
+		return err
+	}
+	c.last = Choice{Coll: t.coll, Algo: d.algo.String(), Proto: d.proto.String(), NChannels: 1, Bytes: nBytes,
+		NHosts: c.w.nHosts, Source: d.source}
+	c.lastDecision = d
+	if c.w.debug != nil {
+		ch := c.last
+		ch.PredictedUs = c.predict(t.coll, d, 1, nBytes)
+		c.logChoice(c.w.debug, ch)
+	}
+	cw := pl.channel(0)
+	cw.colls = append(cw.colls, collWork{
+		coll: t.coll, algo: d.algo, proto: d.proto, kernel: t.kernel, elt: t.elt, in: t.send, out: t.recv,
+		count: t.count, root: t.root, partCount: t.count, os: os,
+	})
 	return nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"unsafe"
 
 	"github.com/gccl/gccl/lib/bootstrap"
+	"github.com/gccl/gccl/lib/oneshot"
 	"github.com/gccl/gccl/lib/proto"
 	"github.com/gccl/gccl/lib/shm"
 	"github.com/gccl/gccl/lib/transport"
@@ -248,7 +249,21 @@ const (
 	progressText    = chanBlockBytes - progressOff - 16
 )
 
-func (j *job) rankBlockBytes() int { return rankHeaderBytes + j.maxCh*chanBlockBytes }
+// After the channel blocks, a rank's block holds its part of the one-shot
+// board (oneshot.RankBytes).
+func (j *job) rankBlockBytes() int { return j.boardOff() + oneshot.RankBytes }
+
+func (j *job) boardOff() int { return rankHeaderBytes + j.maxCh*chanBlockBytes }
+
+// board is the one-shot board over every rank's part in the segments.
+func (j *job) board(nranks int) *oneshot.Board {
+	parts := make([][]uint64, nranks)
+	for r := range parts {
+		m := j.rankMem(r)[j.boardOff():]
+		parts[r] = unsafe.Slice((*uint64)(unsafe.Pointer(&m[0])), oneshot.RankWords)
+	}
+	return oneshot.NewBoard(parts)
+}
 
 // rankMem is rank r's block in its process's segment.
 func (j *job) rankMem(r int) []byte {
@@ -380,6 +395,7 @@ func initJob(nranks int, id UniqueID, set settings, link *bootstrap.Client) ([]*
 		return nil, err
 	}
 	w := newWorld(nranks, set, peers, lead.Procs)
+	w.board = j.board(nranks)
 	w.transports = append(w.transports, transport.Shm{Dir: j.dir, Prefix: j.prefix, Timeout: joinWait(set.timeout), Stop: w.abort.Aborted})
 	link.OnLost(func(err error) {
 		j.lost.Store(true)

@@ -98,6 +98,13 @@ func (c *Comm) decide(coll Coll, nBytes int64) (decision, error) {
 			d.source = "forced+model"
 		}
 	}
+	if !tuning.SupportsProto(d.algo, d.proto) {
+		// A rule's algorithm that cannot run the forced protocol (OneShot
+		// is LL only): the forced protocol wins, the model picks again.
+		lim.Algos, lim.Protos = []tuning.Algo{tuning.Ring, tuning.Tree}, []proto.Protocol{d.proto}
+		ch, _ := c.w.model.Choose(tc, c.w.n, c.w.nHosts, nBytes, lim)
+		d.algo, d.nChannels, d.buff = ch.Algo, ch.NChannels, 0
+	}
 	d.nChannels = min(max(d.nChannels, 1), maxCh)
 	if d.buff == 0 {
 		d.buff = c.w.set.buff[d.proto]
@@ -155,6 +162,9 @@ func (c *Comm) Force(f Forced) error {
 	}
 	a, err := parseAlgo(f.Algo)
 	if err != nil {
+		return fmt.Errorf("ccl: Force: %w", err)
+	}
+	if err := checkAlgoProto(a, p); err != nil {
 		return fmt.Errorf("ccl: Force: %w", err)
 	}
 	started := len(c.channels)

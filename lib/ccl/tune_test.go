@@ -175,8 +175,8 @@ func TestDebugInfoLogsEveryOperation(t *testing.T) {
 
 // With nothing forced, every size runs whatever the model picks and gets
 // the exact result: 8 ranks on 8 "hosts", under constants whose tree runs
-// at a third of the ring's bandwidth, make the model pick trees for small
-// sizes and rings for large ones.
+// at a third of the ring's bandwidth, make the model pick the one-shot for
+// the smallest sizes, trees above and rings for large ones.
 func TestModelChoicesAreCorrect(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "model.json")
 	slowTree := `{"version": 1, "tree_bw_factor": 0.3, "out_of_cache_bw_factor": {"Tree": {"LL": 0.5, "LL128": 0.5, "Simple": 0.5}}}`
@@ -185,15 +185,15 @@ func TestModelChoicesAreCorrect(t *testing.T) {
 	}
 	comms := initT(t, 8, Config{RanksPerHost: 1, ModelFile: file})
 	algos := map[string]bool{}
-	for _, count := range []int{1, 64, 4096, 70_000, 1 << 20} {
+	for _, count := range []int{1, 64, 256, 1024, 4096, 70_000, 1 << 20} {
 		ch := allReduceChoice(t, comms, count)
 		if ch.Source != "model" || ch.NHosts != 8 {
 			t.Fatalf("count %d: choice %+v, want the model's over 8 hosts", count, ch)
 		}
 		algos[ch.Algo] = true
 	}
-	if !algos["Tree"] || !algos["Ring"] {
-		t.Fatalf("the model picked only %v over sizes 4 B..4 MiB on 8 hosts; want both Tree and Ring", algos)
+	if !algos["Tree"] || !algos["Ring"] || !algos["OneShot"] {
+		t.Fatalf("the model picked only %v over sizes 4 B..4 MiB on 8 hosts; want OneShot, Tree and Ring", algos)
 	}
 }
 

@@ -130,3 +130,9 @@ func (e *RecvEnd) waitLLLine(words []uint64, w int, flag uint32) error {
 		return fmt.Sprintf("%s data (LL step %d, line %d, flag %#x)", e.Desc, e.Step, w/2, flag)
 	})
 }
+
+// StoreWord stores one LL word (data and flag) as the LL senders do: one
+// plain 8-byte store on amd64 (ordered by x86's total store order), a
+// sequentially consistent one elsewhere and under the race detector. For
+// other LL-line writers (lib/oneshot).
+func StoreWord(addr *uint64, v uint64) { storeRelaxed64(addr, v) }

@@ -177,6 +177,13 @@ func DefaultConstants() Constants {
 		c.StepLatUs[l][Ring] = [proto.NumProtocols]float64{proto.LL: 0.143, proto.LL128: 0.0462, proto.Simple: 0.488}
 		c.StepLatUs[l][Tree] = [proto.NumProtocols]float64{proto.LL: 0.363, proto.LL128: 0.349, proto.Simple: 0.0265}
 	}
+	// The one-shot algorithm (LL only), before any fit: the call path and
+	// one LL hop; a rank reads every post at about LL's per-channel rate.
+	c.BaseLatUs[OneShot][proto.LL] = 0.3
+	for l := range c.StepLatUs {
+		c.StepLatUs[l][OneShot][proto.LL] = 0.15
+	}
+	c.MaxChannelBwGBs[OneShot][proto.LL] = 1.5
 	c.OversubStepLatUs = [proto.NumProtocols]float64{proto.LL: 0.498, proto.LL128: 0.405, proto.Simple: 0.611}
 	// Unbounded in the fit (5e10): a channel alone is never the limit.
 	c.ChannelBwGBs = [NumLinks]float64{Intra: 1e6, Inter: 1e6}

@@ -90,7 +90,7 @@ func ceilLog2(n int) int {
 //
 // One rank costs LocalLatUs + bytes/LocalBwGBs whatever a and p.
 func (m *Model) Estimate(c Coll, a Algo, p proto.Protocol, nCh, nRanks, nHosts int, bytes int64) (Estimate, bool) {
-	if !Supports(c, a) || !p.Valid() || nCh < 1 || nRanks < 1 || nHosts < 1 || nHosts > nRanks || bytes < 0 {
+	if !Supports(c, a) || !SupportsProto(a, p) || nCh < 1 || nRanks < 1 || nHosts < 1 || nHosts > nRanks || bytes < 0 {
 		return Estimate{}, false
 	}
 	k := &m.C
@@ -102,6 +102,9 @@ func (m *Model) Estimate(c Coll, a Algo, p proto.Protocol, nCh, nRanks, nHosts i
 	}
 	perHost := (nRanks + nHosts - 1) / nHosts
 	eff := Efficiency(p)
+	if a == OneShot {
+		return m.oneShot(c, nRanks, nHosts, perHost, b)
+	}
 
 	over := 0.0
 	if k.Cores > 0 {
@@ -154,6 +157,51 @@ func (m *Model) Estimate(c Coll, a Algo, p proto.Protocol, nCh, nRanks, nHosts i
 	return e, finite(e) && algBw > 0
 }
 
+// oneShot prices the one-shot algorithm: one hop (per link kind the ranks
+// span), then each rank reads and reduces what it needs of every rank's
+// post, at one channel's LL rate:
+//
+//	latency = BaseLatUs[OneShot][LL] + hop(Intra) + hop(Inter), hop = StepLatUs[link][OneShot][LL] + over
+//	over    = OversubStepLatUs[LL] * max(0, perHost/Cores - 1)
+//	read    = bytes x nRanks (allreduce, reduce: every rank's whole buffer), bytes (allgather,
+//	          reducescatter: nccl-tests' bytes already hold every rank's block; broadcast: the root's)
+//	time    = latency + read / (min(ChannelBwGBs[links used] x EffLL, MaxChannelBwGBs[OneShot][LL] if > 0))
+//
+// Its cost grows with ranks x bytes, so it wins only at small sizes and few
+// ranks; past the cores every rank waits for the scheduler (over).
+func (m *Model) oneShot(c Coll, nRanks, nHosts, perHost int, b float64) (Estimate, bool) {
+	k := &m.C
+	over := 0.0
+	if k.Cores > 0 {
+		over = k.OversubStepLatUs[proto.LL] * max(0, float64(perHost)/k.Cores-1)
+	}
+	lat := k.BaseLatUs[OneShot][proto.LL]
+	wire := math.Inf(1)
+	if perHost > 1 {
+		lat += k.StepLatUs[Intra][OneShot][proto.LL] + over
+		wire = k.ChannelBwGBs[Intra]
+	}
+	if nHosts > 1 {
+		lat += k.StepLatUs[Inter][OneShot][proto.LL] + over
+		wire = min(wire, k.ChannelBwGBs[Inter])
+	}
+	bw := wire * EffLL
+	if limit := k.MaxChannelBwGBs[OneShot][proto.LL]; limit > 0 {
+		bw = min(bw, limit)
+	}
+	read := b
+	if c == AllReduce || c == Reduce {
+		read *= float64(nRanks)
+	}
+	xfer := read / (bw * 1e3)
+	e := Estimate{LatUs: lat, Us: lat + xfer}
+	if xfer > 0 {
+		e.AlgBwGBs = b / (xfer * 1e3)
+		e.BusBwGBs = e.AlgBwGBs * busBwFactor(c, nRanks)
+	}
+	return e, finite(e) && bw > 0
+}
+
 func finite(e Estimate) bool {
 	for _, f := range []float64{e.LatUs, e.BusBwGBs, e.AlgBwGBs, e.Us} {
 		if math.IsNaN(f) || math.IsInf(f, 0) {
@@ -193,14 +241,23 @@ type Limits struct {
 //
 // Ties go to Ring over Tree, then Simple over LL128 over LL: the simpler
 // schedule and the protocol that moves fewer wire bytes. When no allowed
-// algorithm implements c, the algorithm limit is dropped (NCCL_ALGO likewise
-// only restricts collectives that have a choice). Invalid arguments (nRanks
+// algorithm implements c, the ring runs it (NCCL_ALGO likewise only
+// restricts collectives that have a choice). Auto algorithms under a forced
+// channel count above 1 are Ring and Tree: OneShot runs on one channel. Invalid arguments (nRanks
 // < 1, nHosts outside 1..nRanks, bytes < 0) or no allowed protocol (a
 // non-nil empty Protos) give Ring/Simple and time -1.
 func (m *Model) Choose(c Coll, nRanks, nHosts int, bytes int64, lim Limits) (Choice, float64) {
 	algos := lim.Algos
-	if !slices.ContainsFunc(algos, func(a Algo) bool { return Supports(c, a) }) {
+	if algos == nil {
 		algos = Algos()
+		if lim.Channels > 1 {
+			// A forced channel count asks for a split over channels; the
+			// one-shot algorithm has nothing to split.
+			algos = []Algo{Ring, Tree}
+		}
+	}
+	if !slices.ContainsFunc(algos, func(a Algo) bool { return Supports(c, a) }) {
+		algos = []Algo{Ring} // every collective has a ring
 	}
 	protos := lim.Protos
 	if protos == nil {
@@ -216,7 +273,13 @@ func (m *Model) Choose(c Coll, nRanks, nHosts int, bytes int64, lim Limits) (Cho
 			if !slices.Contains(protos, p) {
 				continue
 			}
+			if !SupportsProto(a, p) {
+				continue
+			}
 			lo, hi := m.channelRange(p, nRanks, nHosts, bytes, lim)
+			if a == OneShot {
+				lo, hi = 1, 1 // one channel whatever was forced: it has no parts to split
+			}
 			for nc := lo; nc <= hi; nc++ {
 				us, ok := m.Time(c, a, p, nc, nRanks, nHosts, bytes)
 				if ok && (bestUs < 0 || us < bestUs) {

@@ -130,7 +130,7 @@ func TestModelMonotoneInBytes(t *testing.T) {
 						prev := math.Inf(-1)
 						for _, b := range sizes() {
 							us, ok := m.Time(c, a, p, nCh, s[0], s[1], b)
-							if ok != Supports(c, a) {
+							if ok != (Supports(c, a) && SupportsProto(a, p)) {
 								t.Fatalf("Time(%v,%v,%v,%dch,%d ranks,%d hosts,%d B) ok=%v, Supports=%v", c, a, p, nCh, s[0], s[1], b, ok, Supports(c, a))
 							}
 							if !ok {
@@ -200,6 +200,8 @@ func ncclLikeModel() *Model {
 		c.MaxChannelBwGBs[a][proto.LL] = 5
 	}
 	c.TreeBwFactor = 0.92
+	// NCCL has no one-shot algorithm: price it out of every choice.
+	c.BaseLatUs[OneShot][proto.LL] = 1e9
 	c.ChannelThresholdBytes = [proto.NumProtocols]int64{proto.LL: 4096, proto.LL128: 16384, proto.Simple: 65536}
 	c.LocalLatUs, c.LocalBwGBs = 1, 100
 	return &Model{C: c}
@@ -242,9 +244,15 @@ func TestModelDefaultsTiny(t *testing.T) {
 		if s[1] < 4 {
 			continue
 		}
-		got, _ := m.Choose(AllReduce, s[0], s[1], 8, Limits{MaxChannels: 4})
+		lim := Limits{MaxChannels: 4, Algos: []Algo{Ring, Tree}}
+		got, _ := m.Choose(AllReduce, s[0], s[1], 8, lim)
 		if got.Algo != Tree || got.NChannels != 1 {
 			t.Errorf("allreduce 8 B, %d ranks on %d hosts: Choose = %v, want the tree on one channel", s[0], s[1], got)
+		}
+		// With every algorithm allowed, the one-shot undercuts both at 8 B
+		// (one hop against the tree's 2 depth).
+		if got, _ := m.Choose(AllReduce, s[0], s[1], 8, Limits{MaxChannels: 4}); got != (Choice{OneShot, proto.LL, 1, 0}) {
+			t.Errorf("allreduce 8 B, %d ranks on %d hosts: Choose = %v, want OneShot/LL/1ch", s[0], s[1], got)
 		}
 	}
 }
@@ -364,8 +372,14 @@ func TestModelChooseIsArgmin(t *testing.T) {
 						t.Errorf("%v %d B %v: Choose = %v at %g us, its Time %g", c, b, s, got, us, own)
 					}
 					for _, a := range Algos() {
+						if a == OneShot && forced > 1 {
+							continue // not a candidate under a forced split
+						}
 						for _, p := range proto.All() {
 							lo, hi := forced, forced
+							if a == OneShot {
+								lo, hi = 1, 1
+							}
 							if forced == 0 {
 								lo, hi = 1, int(min(4, max(1, b/m.C.ChannelThresholdBytes[p])))
 							}
@@ -452,7 +466,7 @@ func TestModelChannelReduction(t *testing.T) {
 	// A zero threshold never drops a channel.
 	z := m
 	z.C.ChannelThresholdBytes = [proto.NumProtocols]int64{}
-	if got, _ := z.Choose(AllReduce, 4, 1, 8, Limits{MaxChannels: 8}); got.NChannels != 8 {
+	if got, _ := z.Choose(AllReduce, 4, 1, 8, Limits{MaxChannels: 8, Algos: []Algo{Ring, Tree}}); got.NChannels != 8 {
 		t.Errorf("zero threshold: Choose = %v, want 8 channels", got)
 	}
 }
@@ -485,11 +499,11 @@ func TestModelLoadConstantsErrors(t *testing.T) {
 		{`{"bogus": 1}`, `x.json: bogus: unknown key (valid: base_lat_us, cache_bytes, channel_bw_gbs, channel_threshold_bytes, cores, local_bw_gbs, local_lat_us, machine, max_channel_bw_gbs, max_host_bw_gbs, method, out_of_cache_bw_factor, oversub_step_lat_us, step_lat_us, tree_bw_factor, version)`},
 		{`{"Cores": 2}`, `x.json: Cores: unknown key`},
 		{`{"cores": 2, "cores": 3}`, `x.json: cores: duplicate key`},
-		{`{"base_lat_us": {"Rung": {}}}`, `x.json: base_lat_us.Rung: unknown algorithm "Rung" (valid: Ring, Tree)`},
+		{`{"base_lat_us": {"Rung": {}}}`, `x.json: base_lat_us.Rung: unknown algorithm "Rung" (valid: Ring, Tree, OneShot)`},
 		{`{"base_lat_us": {"Ring": {"LL64": 1}}}`, `x.json: base_lat_us.Ring.LL64: unknown protocol "LL64" (valid: LL, LL128, Simple)`},
 		{`{"channel_bw_gbs": {"Intre": 1}}`, `x.json: channel_bw_gbs.Intre: unknown link "Intre" (valid: Intra, Inter)`},
 		{`{"base_lat_us": {"Ring": {"LL": 1, "ll": 2}}}`, `x.json: base_lat_us.Ring.ll: duplicate of "LL"`},
-		{`{"base_lat_us": [1, 2]}`, `x.json: base_lat_us: want an object keyed by algo name (valid: Ring, Tree)`},
+		{`{"base_lat_us": [1, 2]}`, `x.json: base_lat_us: want an object keyed by algo name (valid: Ring, Tree, OneShot)`},
 		{`{"step_lat_us": {"Intra": 0.5}}`, `x.json: step_lat_us.Intra: want an object keyed by algo name`},
 		{`{"step_lat_us": {"Intra": {"Ring": {"LL": "fast"}}}}`, `x.json: step_lat_us.Intra.Ring.LL: want a number >= 0, got JSON string`},
 		{`{"tree_bw_factor": -0.5}`, `x.json: tree_bw_factor: -0.5 is out of range (valid: a finite number >= 0)`},

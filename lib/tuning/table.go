@@ -387,6 +387,9 @@ func (r Rule) check() (string, error) {
 	if !c.Proto.Valid() {
 		return "proto", fmt.Errorf("unknown protocol %v (valid: LL, LL128, Simple)", c.Proto)
 	}
+	if !SupportsProto(c.Algo, c.Proto) {
+		return "proto", fmt.Errorf("%s runs on LL only, not %v", c.Algo, c.Proto)
+	}
 	if c.NChannels < 0 || c.NChannels > maxRuleChannels {
 		return "channels", fmt.Errorf("%d is out of range: want 1..%d, or 0 to let the stack choose",
 			c.NChannels, maxRuleChannels)

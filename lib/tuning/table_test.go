@@ -79,7 +79,7 @@ func TestParseTableErrors(t *testing.T) {
 			[]string{"rule 1", `field "buffsize"`, "LL buffer size 1000 is invalid", "or 0 to keep the communicator's"}},
 		{"buffsize negative", tableDoc(rule("buffsize", "-4096")), []string{`field "buffsize"`, "Simple buffer size -4096 is invalid"}},
 		{"tree for allgather", tableDoc(ok1, `{"coll":"allgather","bytes":[0,1],"algo":"tree","proto":"LL"}`),
-			[]string{"t.json:4:", "rule 2", `field "algo"`, "allgather has no Tree implementation (valid for allgather: Ring)"}},
+			[]string{"t.json:4:", "rule 2", `field "algo"`, "allgather has no Tree implementation (valid for allgather: Ring, OneShot)"}},
 		{"overlap", tableDoc(
 			`{"coll":"allreduce","ranks":[2,8],"bytes":[0,1000],"algo":"Ring","proto":"LL"}`,
 			`{"coll":"allgather","ranks":[2,8],"bytes":[0,1000],"algo":"Ring","proto":"LL"}`,
@@ -175,7 +175,7 @@ func TestValidateBuiltInCode(t *testing.T) {
 	}{
 		{"version", &Table{}, `tuning table: field "version": version 0 is not supported (valid versions: 1)`},
 		{"coll", with(func(r *Rule) { r.Coll = NumColls }), `tuning table: rule 2: field "coll": unknown collective Coll(5) (valid: allreduce, allgather, reducescatter, broadcast, reduce)`},
-		{"algo", with(func(r *Rule) { r.Choice.Algo = -1 }), `tuning table: rule 2: field "algo": unknown algorithm Algo(-1) (valid: Ring, Tree)`},
+		{"algo", with(func(r *Rule) { r.Choice.Algo = -1 }), `tuning table: rule 2: field "algo": unknown algorithm Algo(-1) (valid: Ring, Tree, OneShot)`},
 		{"proto", with(func(r *Rule) { r.Choice.Proto = proto.NumProtocols }), `tuning table: rule 2: field "proto": unknown protocol Protocol(3) (valid: LL, LL128, Simple)`},
 		{"zero range", with(func(r *Rule) { r.Ranks = Range{} }), `tuning table: rule 2: field "ranks": range [0,0]: min 0 is below 1`},
 		{"overlap", with(func(r *Rule) { r.Bytes = Range{10, 10} }), `tuning table: rule 2: overlaps rule 1: both match reduce with ranks [1,-1], hosts [1,-1], bytes [10,10]`},

@@ -54,10 +54,16 @@ type Algo int
 const (
 	Ring Algo = iota
 	Tree
+	// OneShot: every rank posts its whole input once, as LL lines, where
+	// every peer reads it, and computes its own result from all of them in
+	// rank order (lib/oneshot). One hop, but each rank reads every peer's
+	// data: it wins at small sizes and few ranks only. LL protocol, one
+	// channel. gccl's own: NCCL's tuner does not know it.
+	OneShot
 	NumAlgos
 )
 
-var algoNames = [...]string{"Ring", "Tree"}
+var algoNames = [...]string{"Ring", "Tree", "OneShot"}
 
 func (a Algo) String() string {
 	if a < 0 || a >= NumAlgos {
@@ -67,7 +73,7 @@ func (a Algo) String() string {
 }
 
 // Algos lists every algorithm.
-func Algos() []Algo { return []Algo{Ring, Tree} }
+func Algos() []Algo { return []Algo{Ring, Tree, OneShot} }
 
 // ParseAlgo reads an algorithm name, case-insensitively.
 func ParseAlgo(s string) (Algo, error) {
@@ -76,19 +82,29 @@ func ParseAlgo(s string) (Algo, error) {
 			return Algo(a), nil
 		}
 	}
-	return 0, fmt.Errorf("unknown algorithm %q (valid: Ring, Tree)", s)
+	return 0, fmt.Errorf("unknown algorithm %q (valid: %s)", s, strings.Join(algoNames[:], ", "))
 }
 
 // Supports reports whether collective c has an implementation with
-// algorithm a: every collective has a ring; only allreduce has a tree.
+// algorithm a: every collective has a ring and a one-shot; only allreduce
+// has a tree.
 func Supports(c Coll, a Algo) bool {
 	switch a {
-	case Ring:
+	case Ring, OneShot:
 		return c >= 0 && c < NumColls
 	case Tree:
 		return c == AllReduce
 	}
 	return false
+}
+
+// SupportsProto reports whether algorithm a runs protocol p: the one-shot
+// algorithm is made of LL lines; Ring and Tree run every protocol.
+func SupportsProto(a Algo, p proto.Protocol) bool {
+	if a == OneShot {
+		return p == proto.LL
+	}
+	return p.Valid()
 }
 
 // Choice is how one operation runs.

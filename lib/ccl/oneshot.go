@@ -1,0 +1,305 @@
+package ccl
+
+import (
+	"fmt"
+
+	"github.com/gccl/gccl/lib/oneshot"
+	"github.com/gccl/gccl/lib/prims"
+	"github.com/gccl/gccl/lib/proto"
+	"github.com/gccl/gccl/lib/reduce"
+)
+
+// The one-shot algorithm (tuning.OneShot): every rank posts its input once
+// on the world's board (lib/oneshot) and every rank that needs a result
+// reads every post it needs and computes the result itself, reducing in
+// rank order, so every rank gets the same bits. One hop instead of a
+// ring's 2(n-1). It runs as channel 0's only work, on whichever goroutine
+// drains channel 0 (usually the caller's Synchronize); when nothing is in
+// flight the caller posts the first round while it enqueues (launch), so a
+// thread that drives several ranks finds every post there when it
+// synchronizes them one by one.
+//
+// Large operations run in rounds of at most oneshot.RoundBytes per rank.
+// Every rank acknowledges every round it took part in, whether it read or
+// not, and posts round s only once every rank has acknowledged round
+// s-Slots, the last user of that slot: no clean-up pass, no lost post.
+
+// oneShotState is a communicator's side of the board. seq is written by
+// the calling goroutine when it plans (rounds handed out in stream order);
+// posted and minAcked by whoever posts: the caller at enqueue while nothing
+// is in flight, else the runner of channel 0. The hand-over between the
+// two goes through the plan's posting and c.finished (atomics).
+type oneShotState struct {
+	board    *oneshot.Board
+	seq      uint64 // rounds handed out so far
+	minAcked uint64 // every peer had acknowledged at least this round when last looked
+	// peers[r] wakes and kicks rank r's channel 0: the goroutine that may
+	// wait for this rank's posts and acknowledgements.
+	peers []peerSignal
+}
+
+type peerSignal struct {
+	waiter *proto.Waiter
+	kick   func()
+}
+
+// oneShotWork is what a one-shot collective's work adds to collWork.
+type oneShotWork struct {
+	seq        uint64 // the first round's sequence
+	rounds     int
+	roundElems int  // elements per round (per block for reducescatter)
+	prePosted  bool // the caller posted round 0 at enqueue
+}
+
+// oneShot returns the communicator's board state, setting it up on first
+// use (by the calling goroutine, when it plans a one-shot collective).
+func (c *Comm) oneShot() *oneShotState {
+	if c.os != nil {
+		return c.os
+	}
+	w := c.w
+	s := &oneShotState{board: w.oneShotBoard(), peers: make([]peerSignal, w.n)}
+	for r := range s.peers {
+		if p := w.comms[r]; p != nil {
+			s.peers[r] = peerSignal{waiter: p.channels[0].waiter, kick: p.channels[0].kick}
+		} else {
+			s.peers[r] = peerSignal{waiter: w.job.remoteWaiter(r, 0), kick: w.job.remoteKick(r, 0)}
+		}
+	}
+	c.os = s
+	return s
+}
+
+// oneShotBoard returns the world's board, made on first use in a world of
+// one process (a job's lives in its shared segments, made at init).
+func (w *world) oneShotBoard() *oneshot.Board {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.board == nil {
+		parts := make([][]uint64, w.n)
+		for r := range parts {
+			parts[r] = make([]uint64, oneshot.RankWords)
+		}
+		w.board = oneshot.NewBoard(parts)
+	}
+	return w.board
+}
+
+// planOneShot hands a one-shot collective its rounds.
+func (c *Comm) planOneShot(t task) (oneShotWork, error) {
+	n, elt := c.Size(), t.elt
+	per := oneshot.RoundBytes
+	if t.coll == CollReduceScatter {
+		// A round posts one line-aligned segment per rank.
+		per = oneshot.RoundBytes / n / oneshot.LineBytes * oneshot.LineBytes
+	}
+	e := per / elt
+	if e == 0 {
+		return oneShotWork{}, fmt.Errorf("ccl: %s with OneShot on %d ranks: a round of %d bytes cannot hold one %d-byte element per rank; use Ring", t.coll, n, oneshot.RoundBytes, elt)
+	}
+	s := c.oneShot()
+	rounds := max((t.count+e-1)/e, 1) // an empty operation still takes a round: every rank agrees on the count
+	w := oneShotWork{seq: s.seq + 1, rounds: rounds, roundElems: e}
+	s.seq += uint64(rounds)
+	return w, nil
+}
+
+// oneShotRound is one round's span of a collective.
+type oneShotRound struct {
+	seq      uint64
+	off, cnt int // elements [off, off+cnt) of the operation (of each block for reducescatter)
+}
+
+func (w *collWork) oneShotRound(k int) oneShotRound {
+	off := k * w.os.roundElems
+	return oneShotRound{seq: w.os.seq + uint64(k), off: off, cnt: max(min(w.os.roundElems, w.count-off), 0)}
+}
+
+// posts reports whether rank r posts in this collective: every rank but
+// in a broadcast, where the root alone has data.
+func (w *collWork) posts(r int) bool { return w.coll != CollBroadcast || r == w.root }
+
+// reads reports whether rank r reads posts: every rank but the root of a
+// broadcast, and in a reduce the root alone.
+func (w *collWork) reads(r int) bool {
+	switch w.coll {
+	case CollBroadcast:
+		return r != w.root
+	case CollReduce:
+		return r == w.root
+	}
+	return true
+}
+
+// tryPrePost posts round 0 of a one-shot collective on the calling
+// goroutine at enqueue, when nothing of this communicator is in flight
+// (the stream order is then kept: every earlier operation has finished
+// with the buffers) and the slot is free without waiting.
+func (c *Comm) tryPrePost(w *collWork) {
+	if c.finished.Load() != c.enqueued-1 || !w.posts(c.rank) {
+		return
+	}
+	s := c.os
+	seq := w.os.seq
+	if !oneshot.Free(seq, s.minAcked) {
+		s.minAcked = c.minAcked()
+		if !oneshot.Free(seq, s.minAcked) {
+			return
+		}
+	}
+	c.postRound(w, w.oneShotRound(0))
+	w.os.prePosted = true
+}
+
+// minAcked is the least round every other rank has acknowledged.
+func (c *Comm) minAcked() uint64 {
+	b := c.os.board
+	m := ^uint64(0)
+	for r := 0; r < c.Size(); r++ {
+		if r != c.rank {
+			m = min(m, b.Acked(r))
+		}
+	}
+	return m
+}
+
+// postRound writes this rank's input of round rd on the board and wakes
+// the ranks that read it.
+func (c *Comm) postRound(w *collWork, rd oneShotRound) {
+	b, me, elt := c.os.board, c.rank, w.elt
+	lines := 0
+	if w.coll == CollReduceScatter {
+		seg := oneshot.Lines(w.os.roundElems * elt)
+		for blk := 0; blk < c.Size(); blk++ {
+			o := (blk*w.count + rd.off) * elt
+			b.Put(me, rd.seq, blk*seg, w.in[o:o+rd.cnt*elt])
+		}
+		lines = (c.Size()-1)*seg + oneshot.Lines(rd.cnt*elt)
+	} else {
+		b.Put(me, rd.seq, 0, w.in[rd.off*elt:(rd.off+rd.cnt)*elt])
+		lines = oneshot.Lines(rd.cnt * elt)
+	}
+	b.Publish(me, rd.seq, lines)
+	for r, p := range c.os.peers {
+		if r != me && w.reads(r) {
+			p.waiter.Wake()
+		}
+	}
+}
+
+// runOneShot is channel 0's part of a one-shot collective: every round,
+// post (unless posted at enqueue), read and reduce, acknowledge.
+func (ch *channel) runOneShot(w *collWork) error {
+	c := ch.comm
+	s := c.os
+	me := c.rank
+	for k := 0; k < w.os.rounds; k++ {
+		rd := w.oneShotRound(k)
+		if w.posts(me) && !(k == 0 && w.os.prePosted) {
+			if !oneshot.Free(rd.seq, s.minAcked) {
+				ready := func() bool { s.minAcked = c.minAcked(); return oneshot.Free(rd.seq, s.minAcked) }
+				if !ready() {
+					if err := ch.waiter.WaitKick(ready, c.kickPeers, func() string {
+						return fmt.Sprintf("every rank to finish one-shot round %d before rank %d reuses its slot", rd.seq-oneshot.Slots, me)
+					}); err != nil {
+						return err
+					}
+				}
+			}
+			c.postRound(w, rd)
+		}
+		if w.reads(me) {
+			if err := ch.readRound(w, rd); err != nil {
+				return err
+			}
+		} else if me == w.root && w.coll == CollBroadcast {
+			elt := w.elt
+			prims.CopyUnlessSame(w.out[rd.off*elt:(rd.off+rd.cnt)*elt], w.in[rd.off*elt:(rd.off+rd.cnt)*elt])
+		}
+		s.board.Ack(me, rd.seq)
+		// Any peer may wait for this acknowledgement before its next post,
+		// in whatever collective it is at by then.
+		for r, p := range s.peers {
+			if r != me {
+				p.waiter.Wake()
+			}
+		}
+	}
+	return nil
+}
+
+// kickPeers starts every peer's queued channel-0 work nobody runs.
+func (c *Comm) kickPeers() {
+	for r, p := range c.os.peers {
+		if r != c.rank {
+			p.kick()
+		}
+	}
+}
+
+// fetch copies rank r's lines of round seq from line off into dst,
+// waiting for those not there yet.
+func (ch *channel) fetch(r int, seq uint64, off int, dst []byte) error {
+	b, p := ch.comm.os.board, ch.comm.os.peers[r]
+	for {
+		miss := b.Get(r, seq, off, dst)
+		if miss < 0 {
+			return nil
+		}
+		line := off + miss
+		ready := func() bool { return b.Arrived(r, seq, line) }
+		if err := ch.waiter.WaitKick(ready, p.kick, func() string {
+			return fmt.Sprintf("rank %d's one-shot post (round %d, line %d) on rank %d", r, seq, line, ch.rank)
+		}); err != nil {
+			return err
+		}
+	}
+}
+
+// readRound reads what this rank needs of round rd and writes its output:
+// the blocks (allgather), the root's data (broadcast) or the reduction in
+// rank order of every rank's post (allreduce, reduce, reducescatter).
+func (ch *channel) readRound(w *collWork, rd oneShotRound) error {
+	n, me, elt := ch.nRanks, ch.rank, w.elt
+	nb := rd.cnt * elt
+	switch w.coll {
+	case CollAllGather:
+		for r := 0; r < n; r++ {
+			o := (r*w.count + rd.off) * elt
+			dst := w.out[o : o+nb]
+			if r == me {
+				prims.CopyUnlessSame(dst, w.in[rd.off*elt:rd.off*elt+nb])
+				continue
+			}
+			if err := ch.fetch(r, rd.seq, 0, dst); err != nil {
+				return err
+			}
+		}
+		return nil
+	case CollBroadcast:
+		return ch.fetch(w.root, rd.seq, 0, w.out[rd.off*elt:rd.off*elt+nb])
+	}
+	line := 0 // where this rank's part starts in each post
+	if w.coll == CollReduceScatter {
+		line = me * oneshot.Lines(w.os.roundElems*elt)
+	}
+	out := w.out[rd.off*elt : rd.off*elt+nb]
+	if err := ch.fetch(0, rd.seq, line, out); err != nil {
+		return err
+	}
+	k := w.kernel
+	if k.Op() == reduce.PreMulSum {
+		k.Pre(out, out) // every rank's input is scaled, rank 0's too
+	}
+	if cap(ch.scratch) < nb {
+		ch.scratch = make([]byte, oneshot.RoundBytes)
+	}
+	tmp := ch.scratch[:nb]
+	for r := 1; r < n; r++ {
+		if err := ch.fetch(r, rd.seq, line, tmp); err != nil {
+			return err
+		}
+		k.Reduce(out, out, tmp, r == n-1)
+	}
+	return nil
+}

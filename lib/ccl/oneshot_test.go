@@ -1,0 +1,161 @@
+package ccl
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/gccl/gccl/lib/exact"
+	"github.com/gccl/gccl/lib/oneshot"
+	"github.com/gccl/gccl/lib/proto"
+	"github.com/gccl/gccl/lib/reduce"
+)
+
+// oneShotColls are the collectives with a one-shot schedule.
+var oneShotColls = []Coll{CollAllReduce, CollReduceScatter, CollReduce, CollAllGather, CollBroadcast}
+
+// oneShotCounts are element counts for the one-shot matrix: empty, one
+// element, odd, around a round's end, and several rounds (more rounds than
+// slots, so slots are reused inside one operation).
+func oneShotCounts(elt int) []int {
+	round := oneshot.RoundBytes / elt
+	return []int{0, 1, 37, round - 1, round + 1, (oneshot.Slots+3)*round + 5}
+}
+
+// TestMatrixOneShot runs the correctness matrix of the one-shot algorithm:
+// every collective x type x reduction, 1-5 and 8 ranks, in place and out,
+// bit for bit against the exact references, one set of communicators per
+// rank count so rounds and slots carry over from case to case.
+func TestMatrixOneShot(t *testing.T) {
+	sample := raceEnabled || testing.Short()
+	for _, n := range []int{1, 2, 3, 4, 5, 8} {
+		t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
+			t.Parallel()
+			comms := initT(t, n, Config{Algo: "OneShot"})
+			var cases []matrixCase
+			k := 0
+			for _, coll := range oneShotColls {
+				ops := []reduce.Op{reduce.Sum}
+				if reduces(coll) {
+					ops = reduce.AllOps()
+				}
+				for _, dt := range reduce.AllDataTypes() {
+					for _, op := range ops {
+						k++
+						if sample && (k+n)%5 != 0 {
+							continue
+						}
+						for si, count := range oneShotCounts(dt.Size()) {
+							if sample && si >= 3 && (k%3 != 0 || (n > 3 && si == 5)) {
+								continue // rounds of 16 KiB on many ranks: the full run has them all
+							}
+							for _, inPlace := range []bool{false, true} {
+								cases = append(cases, matrixCase{coll: coll, dt: dt, op: op, count: count, root: (si + k) % n, inPlace: inPlace})
+							}
+						}
+					}
+				}
+			}
+			runCases(t, comms, cases)
+			if got := comms[0].LastChoice(); n > 1 && (got.Algo != "OneShot" || got.Proto != "LL" || got.NChannels != 1) {
+				t.Errorf("last choice %+v, want OneShot/LL on one channel", got)
+			}
+		})
+	}
+}
+
+// TestOneShotOneThreadDrivesAllRanks: one goroutine enqueues every rank's
+// allreduce, then synchronizes them one by one (nccl-tests' -g N): the
+// posts at enqueue make every result ready without any goroutine hop, and
+// the same holds when the caller enqueues several operations before it
+// synchronizes (the later ones post from the channel goroutines).
+func TestOneShotOneThreadDrivesAllRanks(t *testing.T) {
+	for _, n := range []int{2, 3, 7} {
+		comms := initT(t, n, Config{Algo: "OneShot"})
+		const cnt, ops = 5, 12
+		dt, op := reduce.Float64, reduce.Sum
+		for _, burst := range []int{1, 3} {
+			for i := 0; i < ops; i += burst {
+				sends := make([][][]byte, n)
+				recvs := make([][][]byte, n)
+				for j := 0; j < burst; j++ {
+					for r, c := range comms {
+						send := make([]byte, cnt*8)
+						exact.Fill(send, dt, op, uint64(i+j), r, n, 0, cnt)
+						recv := make([]byte, cnt*8)
+						sends[r], recvs[r] = append(sends[r], send), append(recvs[r], recv)
+						if err := c.AllReduce(send, recv, cnt, dt, RedOp{Op: op}); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				for _, c := range comms {
+					if err := c.Synchronize(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for j := 0; j < burst; j++ {
+					want := make([]byte, cnt*8)
+					exact.Expected(want, dt, op, uint64(i+j), n, 0, cnt)
+					for r := range comms {
+						if wrong, first := exact.Compare(recvs[r][j], want, dt, 0); wrong > 0 {
+							t.Fatalf("n=%d burst=%d op %d rank %d: %d wrong, first at %d", n, burst, i+j, r, wrong, first)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestOneShotMixedWithRing: one-shot and ring operations alternate on one
+// communicator (Force between them), with sizes that take several rounds:
+// the board's rounds and acknowledgements stay in step across algorithms.
+func TestOneShotMixedWithRing(t *testing.T) {
+	const n = 4
+	comms := initT(t, n, Config{})
+	dt, op := reduce.Int32, reduce.Sum
+	perRank(comms, func(c *Comm) {
+		for i := 0; i < 40; i++ {
+			algo := []string{"OneShot", "Ring", "OneShot", "Tree"}[i%4]
+			if err := c.Force(Forced{Algo: algo}); err != nil {
+				t.Error(err)
+				return
+			}
+			cnt := []int{1, 3000, 17, 9000}[i%4]
+			send := make([]byte, cnt*4)
+			exact.Fill(send, dt, op, uint64(i), c.Rank(), n, 0, cnt)
+			recv := make([]byte, cnt*4)
+			if err := c.AllReduce(send, recv, cnt, dt, RedOp{Op: op}); err != nil {
+				t.Error(err)
+				return
+			}
+			if err := c.Synchronize(); err != nil {
+				t.Error(err)
+				return
+			}
+			want := make([]byte, cnt*4)
+			exact.Expected(want, dt, op, uint64(i), n, 0, cnt)
+			if wrong, first := exact.Compare(recv, want, dt, 0); wrong > 0 {
+				t.Errorf("rank %d op %d (%s): %d wrong, first at %d", c.Rank(), i, algo, wrong, first)
+				return
+			}
+		}
+	})
+}
+
+// TestOneShotNeedsLL: forcing OneShot with another protocol is an error
+// naming both, from Config and from Force.
+func TestOneShotNeedsLL(t *testing.T) {
+	_, err := InitAll(2, Config{Algo: "OneShot", Proto: "Simple", EnvResolved: true})
+	if err == nil || !strings.Contains(err.Error(), "OneShot runs on LL only") {
+		t.Fatalf("InitAll: got %v, want an error saying OneShot runs on LL only", err)
+	}
+	comms := initT(t, 2, Config{})
+	if err := comms[0].Force(Forced{Algo: "OneShot", Proto: "LL128"}); err == nil || !strings.Contains(err.Error(), "LL only") {
+		t.Fatalf("Force: got %v, want an error saying OneShot runs on LL only", err)
+	}
+	if err := comms[0].Force(Forced{Algo: "OneShot", Proto: proto.LL.String()}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,160 @@
+// Package oneshot is the memory of the one-shot algorithm: a board where
+// every rank posts its input once, as LL lines (data and flag in one
+// word), for every peer to read. A rank's part of the board is an ack word
+// and Slots slots used in turn, round after round; a round's flag is its
+// sequence number, so a slot is reused without a clean-up pass and a reader
+// sees a whole line or none of it.
+//
+// The board is only memory and the rules to read and write it: who waits,
+// wakes and reduces is the caller's (lib/ccl). It holds no Go pointers in
+// the words, so a rank's part may live in a segment shared by processes.
+package oneshot
+
+import (
+	"encoding/binary"
+	"sync/atomic"
+
+	"github.com/gccl/gccl/lib/proto"
+)
+
+const (
+	// Slots is how many rounds a rank may post ahead of its slowest
+	// reader: a poster of round s needs every reader done with round
+	// s-Slots (CanPost).
+	Slots = 8
+	// RoundBytes is the most payload one round carries per rank; larger
+	// operations run in several rounds.
+	RoundBytes = 16 << 10
+	// LineBytes is the payload of one LL line (two words).
+	LineBytes = proto.LLDataPerLine
+
+	slotWords = RoundBytes / LineBytes * 2
+	ackWords  = 8 // the ack word, alone on its cache line
+	// RankWords is the size of one rank's part in 8-byte words.
+	RankWords = ackWords + Slots*slotWords
+	// RankBytes is RankWords in bytes.
+	RankBytes = RankWords * 8
+
+	// cleanPeriod: a round whose sequence is within Slots of a multiple
+	// of it rewrites its whole slot, so that no word keeps a flag old
+	// enough to alias a future round once the 32-bit flags wrap (as NCCL's
+	// LL clean mask). A power of two.
+	cleanPeriod = 1 << 27
+)
+
+// Board is every rank's part of the one-shot memory.
+type Board struct {
+	parts [][]uint64 // per rank: RankWords words
+	// flagMask keeps the low bits of a round's sequence as its flag;
+	// tests shrink it to make the flags wrap within a few hundred rounds.
+	flagMask uint64
+	clean    uint64 // cleanPeriod, or a small one in tests
+}
+
+// NewBoard is the board over parts[r], rank r's RankWords words (zeroed:
+// round 0 is never posted, so a zero flag is never awaited before it wraps).
+func NewBoard(parts [][]uint64) *Board {
+	for _, p := range parts {
+		if len(p) != RankWords {
+			panic("oneshot: NewBoard: a rank's part must be RankWords words")
+		}
+	}
+	return &Board{parts: parts, flagMask: 0xffffffff, clean: cleanPeriod}
+}
+
+// Lines is the LL lines n payload bytes take.
+func Lines(n int) int { return (n + LineBytes - 1) / LineBytes }
+
+func (b *Board) flag(seq uint64) uint64 { return seq & b.flagMask }
+
+func (b *Board) slot(r int, seq uint64) []uint64 {
+	s := int(seq % Slots)
+	return b.parts[r][ackWords+s*slotWords : ackWords+(s+1)*slotWords]
+}
+
+// Put writes data as rank r's lines of round seq from line off on. The
+// caller posts a round's every segment before it wakes the readers (the
+// last store is a full barrier: see Publish). The lines of data and off
+// must fit the slot: (off + Lines(len(data))) * LineBytes <= RoundBytes.
+func (b *Board) Put(r int, seq uint64, off int, data []byte) {
+	words := b.slot(r, seq)[2*off:]
+	flag := b.flag(seq) << 32
+	w, i, n := 0, 0, len(data)
+	for ; i+LineBytes <= n; i += LineBytes {
+		v := binary.LittleEndian.Uint64(data[i:])
+		proto.StoreWord(&words[w], v&0xffffffff|flag)
+		proto.StoreWord(&words[w+1], v>>32|flag)
+		w += 2
+	}
+	if i < n {
+		var tail [LineBytes]byte
+		copy(tail[:], data[i:])
+		v := binary.LittleEndian.Uint64(tail[:])
+		proto.StoreWord(&words[w], v&0xffffffff|flag)
+		proto.StoreWord(&words[w+1], v>>32|flag)
+	}
+}
+
+// Publish ends rank r's round seq after its Puts: it refreshes the rest
+// of the slot when the round is due a cleaning, and stores the round's
+// last word again with a full barrier, so that a waker's later load of a
+// reader's sleeping word cannot pass the line stores (the Dekker pair of
+// proto.Waiter). used is the lines the round's Puts wrote.
+func (b *Board) Publish(r int, seq uint64, used int) {
+	words := b.slot(r, seq)
+	flag := b.flag(seq) << 32
+	if seq%b.clean < Slots {
+		for w := 2 * used; w < len(words); w++ {
+			proto.StoreWord(&words[w], flag)
+		}
+	}
+	if used > 0 {
+		atomic.StoreUint64(&words[2*used-1], atomic.LoadUint64(&words[2*used-1]))
+	}
+}
+
+// Arrived reports whether rank r's line at off of round seq is there.
+func (b *Board) Arrived(r int, seq uint64, off int) bool {
+	words := b.slot(r, seq)
+	f := uint32(b.flag(seq))
+	return uint32(atomic.LoadUint64(&words[2*off])>>32) == f && uint32(atomic.LoadUint64(&words[2*off+1])>>32) == f
+}
+
+// Get copies len(dst) payload bytes of rank r's round seq from line off on
+// into dst. It returns -1, or the first line (relative to off) whose flags
+// are not yet the round's: dst is then partly written and the caller waits
+// for that line (Arrived) and calls Get again.
+func (b *Board) Get(r int, seq uint64, off int, dst []byte) int {
+	words := b.slot(r, seq)[2*off:]
+	f := uint32(b.flag(seq))
+	n := len(dst)
+	for i, w := 0, 0; i < n; i, w = i+LineBytes, w+2 {
+		w0 := atomic.LoadUint64(&words[w])
+		w1 := atomic.LoadUint64(&words[w+1])
+		if uint32(w0>>32) != f || uint32(w1>>32) != f {
+			return w / 2
+		}
+		v := w0&0xffffffff | w1<<32
+		if i+LineBytes <= n {
+			binary.LittleEndian.PutUint64(dst[i:], v)
+		} else {
+			var tail [LineBytes]byte
+			binary.LittleEndian.PutUint64(tail[:], v)
+			copy(dst[i:], tail[:])
+		}
+	}
+	return -1
+}
+
+// Ack records that rank r has read everything it needs of round seq.
+// Written by rank r's runner only; read by the ranks it read from.
+func (b *Board) Ack(r int, seq uint64) { atomic.StoreUint64(&b.parts[r][0], seq) }
+
+// Acked is the last round rank r acknowledged.
+func (b *Board) Acked(r int) uint64 { return atomic.LoadUint64(&b.parts[r][0]) }
+
+// Free reports whether round seq may overwrite its slot: every rank has
+// acknowledged round seq-Slots, the slot's last user. Ranks that read
+// nothing in a round still acknowledge it, so the check holds for every
+// collective.
+func Free(seq, minAcked uint64) bool { return seq <= Slots || minAcked >= seq-Slots }

@@ -1,0 +1,138 @@
+package oneshot
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"sync"
+	"testing"
+)
+
+func newTestBoard(n int) *Board {
+	parts := make([][]uint64, n)
+	for r := range parts {
+		parts[r] = make([]uint64, RankWords)
+	}
+	return NewBoard(parts)
+}
+
+// TestPutGetRoundTrip: every length 0..3 lines + 1 and odd tails, at line
+// offsets, comes back bit for bit, and a line of another round is reported
+// missing.
+func TestPutGetRoundTrip(t *testing.T) {
+	b := newTestBoard(2)
+	rng := rand.New(rand.NewPCG(1, 2))
+	seq := uint64(1)
+	for n := 0; n <= 3*LineBytes+1; n++ {
+		for _, off := range []int{0, 1, 5} {
+			data := make([]byte, n)
+			for i := range data {
+				data[i] = byte(rng.Uint32())
+			}
+			b.Put(1, seq, off, data)
+			b.Publish(1, seq, off+Lines(n))
+			got := make([]byte, n)
+			if miss := b.Get(1, seq, off, got); miss != -1 || !bytes.Equal(got, data) {
+				t.Fatalf("n=%d off=%d: Get = %d, %x; want -1, %x", n, off, miss, got, data)
+			}
+			if n > 0 {
+				if !b.Arrived(1, seq, off+Lines(n)-1) {
+					t.Fatalf("n=%d off=%d: last line not arrived", n, off)
+				}
+				// Slots rounds later the slot holds this round's flags:
+				// a reader of that round finds its first line missing.
+				if miss := b.Get(1, seq+Slots, off, got); miss != 0 {
+					t.Fatalf("n=%d off=%d: stale round read as present (miss %d)", n, off, miss)
+				}
+			}
+			seq++
+		}
+	}
+}
+
+// TestFlagsWrap: with 8-bit flags (a test flag space) and cleaning every 64
+// rounds, thousands of rounds of varying length through every slot never
+// let a reader take a stale line: a reader that waits for each round's
+// lines sees exactly what was posted, while the writer runs ahead as far
+// as the acks allow.
+func TestFlagsWrap(t *testing.T) {
+	const rounds = 5000
+	b := newTestBoard(2)
+	b.flagMask, b.clean = 0xff, 64
+	payload := func(seq uint64) []byte {
+		n := int(seq*37%uint64(RoundBytes/64)) + 1
+		d := make([]byte, n)
+		for i := range d {
+			d[i] = byte((seq*0x9e3779b97f4a7c15 + uint64(i)*0xbf58476d1ce4e5b9) >> 56)
+		}
+		return d
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // rank 0 writes
+		defer wg.Done()
+		for seq := uint64(1); seq <= rounds; seq++ {
+			for !Free(seq, b.Acked(1)) {
+			}
+			d := payload(seq)
+			b.Put(0, seq, 0, d)
+			b.Publish(0, seq, Lines(len(d)))
+		}
+	}()
+	for seq := uint64(1); seq <= rounds; seq++ { // rank 1 reads
+		want := payload(seq)
+		got := make([]byte, len(want))
+		for b.Get(0, seq, 0, got) != -1 {
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("round %d: read %x, posted %x", seq, got[:min(16, len(got))], want[:min(16, len(want))])
+		}
+		b.Ack(1, seq)
+	}
+	wg.Wait()
+}
+
+// TestUnpostedRoundIsAbsent: with 8-bit flags, rounds of every length in
+// turn through every slot; before each round is posted, no line of it
+// reads as present (a stale line whose flag aliases the round's is what
+// cleaning prevents).
+func TestUnpostedRoundIsAbsent(t *testing.T) {
+	b := newTestBoard(1)
+	b.flagMask, b.clean = 0xff, 64
+	buf := make([]byte, RoundBytes)
+	for seq := uint64(1); seq <= 3000; seq++ {
+		n := LineBytes
+		if seq%(Slots*3) == 1 {
+			n = RoundBytes // now and then a long round leaves old lines behind
+		}
+		for l := 0; l < Lines(n); l++ {
+			if b.Arrived(0, seq, l) {
+				t.Fatalf("round %d: line %d reads as present before the round was posted", seq, l)
+			}
+		}
+		b.Put(0, seq, 0, buf[:n])
+		b.Publish(0, seq, Lines(n))
+		b.Ack(0, seq)
+	}
+}
+
+func TestFree(t *testing.T) {
+	for _, tc := range []struct {
+		seq, acked uint64
+		want       bool
+	}{
+		{1, 0, true}, {Slots, 0, true}, {Slots + 1, 0, false}, {Slots + 1, 1, true}, {100, 91, false}, {100, 92, true},
+	} {
+		if got := Free(tc.seq, tc.acked); got != tc.want {
+			t.Errorf("Free(%d, %d) = %v, want %v", tc.seq, tc.acked, got, tc.want)
+		}
+	}
+}
+
+func TestNewBoardRejectsShortParts(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("NewBoard took a part of the wrong size")
+		}
+	}()
+	NewBoard([][]uint64{make([]uint64, RankWords-1)})
+}
