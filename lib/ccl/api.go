@@ -286,8 +286,11 @@ func (c *Comm) enqueueColl(t task) error {
 	if err := c.usable(); err != nil {
 		return err
 	}
-	if err := c.validateColl(&t); err != nil {
+	if err := c.validateCached(&t); err != nil {
 		return c.groupFail(err)
+	}
+	if c.tryFast(&t) {
+		return nil
 	}
 	return c.addTask(t)
 }

@@ -303,6 +303,8 @@ type Comm struct {
 	decided      [tuning.NumColls]decidedEntry                      // the last decision per collective
 	force        forced                                             // what decide obeys: Config's, or Force's
 	os           *oneShotState                                      // the one-shot board's state; nil until first used
+	shape        shapeCache                                         // the last valid collective's inputs, to skip validating a repeat
+	fast         fastWork                                           // a one-shot collective enqueued by the fast path, not yet run
 
 	// finished counts plans whose every channel is done. Written (Add) by
 	// the channel goroutine that finishes a plan last; read by Synchronize.
@@ -438,6 +440,9 @@ func (c *Comm) LastChoice() Choice {
 func (c *Comm) Synchronize() error {
 	if c.destroyed {
 		return ErrDestroyed
+	}
+	if c.fast.pending {
+		c.runFast()
 	}
 	target := c.enqueued
 	c.syncWaiter.SpinFor = c.lastSpin

@@ -67,6 +67,7 @@ func (c *Comm) addTask(t task) error {
 
 // launch builds the plan of a group's tasks and posts each channel's part.
 func (c *Comm) launch(tasks []task) error {
+	c.materializeFast() // the stream keeps its order
 	pl := c.newPlan()
 	var p2p []task
 	for _, t := range tasks {

@@ -139,13 +139,8 @@ func (c *Comm) tryPrePost(w *collWork) {
 	if c.finished.Load() != c.enqueued-1 || !w.posts(c.rank) {
 		return
 	}
-	s := c.os
-	seq := w.os.seq
-	if !oneshot.Free(seq, s.minAcked) {
-		s.minAcked = c.minAcked()
-		if !oneshot.Free(seq, s.minAcked) {
-			return
-		}
+	if !c.slotFree(w.os.seq) {
+		return
 	}
 	c.postRound(w, w.oneShotRound(0))
 	w.os.prePosted = true

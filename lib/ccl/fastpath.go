@@ -1,0 +1,178 @@
+package ccl
+
+import (
+	"runtime"
+	"unsafe"
+
+	"github.com/gccl/gccl/lib/oneshot"
+	"github.com/gccl/gccl/lib/proto"
+	"github.com/gccl/gccl/lib/reduce"
+	"github.com/gccl/gccl/lib/tuning"
+)
+
+// The call path of a repeated small collective. Two shortcuts:
+//
+//   - The shape cache: a call with the same collective, buffers, count,
+//     type, reduction and root as the last valid one skips validation
+//     (nothing it checks can have changed) and reuses what it derived.
+//   - The one-shot fast path: a collective outside a group, decided
+//     OneShot, with nothing of the communicator in flight, is not planned
+//     nor queued. The caller posts its first round at once and keeps the
+//     work aside (c.fast); Synchronize runs the rest on the calling
+//     goroutine. Any other call first queues the kept work on channel 0 as
+//     an ordinary plan (materializeFast), so the stream order holds.
+
+// shapeKey is what validation depends on: the task's inputs.
+type shapeKey struct {
+	coll             Coll
+	send, recv       unsafe.Pointer
+	sendLen, recvLen int
+	count            int
+	dt               DataType
+	op               RedOp
+	root             int
+}
+
+func keyOf(t *task) shapeKey {
+	return shapeKey{
+		coll: t.coll, send: unsafe.Pointer(unsafe.SliceData(t.send)), recv: unsafe.Pointer(unsafe.SliceData(t.recv)),
+		sendLen: len(t.send), recvLen: len(t.recv), count: t.count, dt: t.dt, op: t.op, root: t.root,
+	}
+}
+
+// shapeCache is the last valid collective's inputs and what validation
+// derived from them. Owned by the calling goroutine.
+type shapeCache struct {
+	valid   bool
+	key     shapeKey
+	elt     int
+	kernel  *reduce.Kernel
+	inPlace bool
+}
+
+// validateCached is validateColl, skipped when t repeats the last valid call.
+func (c *Comm) validateCached(t *task) error {
+	k := keyOf(t)
+	if s := &c.shape; s.valid && s.key == k {
+		t.elt, t.kernel, t.inPlace = s.elt, s.kernel, s.inPlace
+		return nil
+	}
+	if err := c.validateColl(t); err != nil {
+		c.shape.valid = false
+		return err
+	}
+	c.shape = shapeCache{valid: true, key: k, elt: t.elt, kernel: t.kernel, inPlace: t.inPlace}
+	return nil
+}
+
+// fastWork is the one-shot collective the fast path keeps aside: posted
+// at enqueue, completed by Synchronize or queued by materializeFast.
+// Owned by the calling goroutine.
+type fastWork struct {
+	pending bool
+	seq     uint64 // its position in the stream
+	work    collWork
+}
+
+// tryFast takes the one-shot fast path for t if it can; it reports whether
+// t was enqueued.
+func (c *Comm) tryFast(t *task) bool {
+	if c.groupDepth > 0 || c.fast.pending || c.w.debug != nil || c.w.n == 1 || c.finished.Load() != c.enqueued {
+		return false
+	}
+	if _, ok := tuneColl(t.coll); !ok {
+		return false
+	}
+	nBytes := int64(t.count * t.elt)
+	if t.coll == CollAllGather || t.coll == CollReduceScatter {
+		nBytes *= int64(c.w.n)
+	}
+	d, err := c.decide(t.coll, nBytes)
+	if err != nil || d.algo != tuning.OneShot {
+		return false // the ordinary path decides again and reports errors
+	}
+	s := c.oneShot()
+	w := collWork{coll: t.coll, algo: d.algo, proto: d.proto, kernel: t.kernel, elt: t.elt, in: t.send, out: t.recv,
+		count: t.count, root: t.root, partCount: t.count}
+	if w.posts(c.rank) && !c.slotFree(s.seq+1) {
+		return false
+	}
+	os, err := c.planOneShot(*t)
+	if err != nil {
+		return false
+	}
+	w.os = os
+	c.enqueued++
+	if c.progress != nil {
+		c.progress.enqueued.Store(c.enqueued)
+	}
+	c.last = Choice{Coll: t.coll, Algo: oneShotName, Proto: llName, NChannels: 1, Bytes: nBytes,
+		NHosts: c.w.nHosts, Source: d.source}
+	c.lastDecision = d
+	if w.posts(c.rank) {
+		c.postRound(&w, w.oneShotRound(0))
+		w.os.prePosted = true
+	}
+	c.fast = fastWork{pending: true, seq: c.enqueued, work: w}
+	return true
+}
+
+// The fast path's names, looked up once.
+var oneShotName, llName = tuning.OneShot.String(), proto.LL.String()
+
+// slotFree reports whether round seq may be posted now, looking at the
+// peers' acknowledgements again only when the cached ones fall short.
+func (c *Comm) slotFree(seq uint64) bool {
+	s := c.os
+	if oneshot.Free(seq, s.minAcked) {
+		return true
+	}
+	s.minAcked = c.minAcked()
+	return oneshot.Free(seq, s.minAcked)
+}
+
+// runFast completes the kept one-shot work on the calling goroutine.
+func (c *Comm) runFast() {
+	ch := c.channels[0]
+	for !ch.running.CompareAndSwap(0, 1) {
+		// The channel goroutine is between looks at an empty queue.
+		runtime.Gosched()
+	}
+	w := &c.fast.work
+	ch.waiter.SpinFor = 0
+	if c.w.n <= c.w.procs {
+		ch.waiter.SpinFor = proto.DefaultSpinFor
+	}
+	err := c.w.abort.Err()
+	if err == nil {
+		err = ch.runOneShot(w)
+	}
+	ch.running.Store(0)
+	if err != nil {
+		c.fail(0, err)
+	}
+	c.fast = fastWork{}
+	done := c.finished.Add(1)
+	if c.progress != nil {
+		c.progress.finished.Store(done)
+	}
+}
+
+// materializeFast queues the kept work on channel 0 as the plan it would
+// have been, before anything else is enqueued behind it.
+func (c *Comm) materializeFast() {
+	if !c.fast.pending {
+		return
+	}
+	pl := c.newPlan()
+	pl.seq = c.fast.seq
+	pl.spin = 0
+	if c.w.n <= c.w.procs {
+		pl.spin = proto.DefaultSpinFor
+	}
+	cw := pl.channel(0)
+	cw.colls = append(cw.colls, c.fast.work)
+	c.fast = fastWork{}
+	pl.pending.Store(1)
+	c.channels[0].post(cw)
+}

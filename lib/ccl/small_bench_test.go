@@ -1,0 +1,121 @@
+package ccl
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// BenchmarkSmallAllReduce is the latency floor: float32 sum allreduce of
+// 8 B, 64 B and 1 KiB, one goroutine per rank calling AllReduce and
+// Synchronize (as nccl-tests -t N), with the algorithm auto or forced, and
+// beside it in the same run a spin round trip between two goroutines on
+// one shared word (BenchmarkSpinRoundTrip): compare the two as a ratio.
+// It reports the worst single call too (max_us): a stall shows there.
+//
+//	go test ./lib/ccl -run '^$' -bench 'SmallAllReduce|SpinRoundTrip' -benchtime 20000x -count 5
+func BenchmarkSmallAllReduce(b *testing.B) {
+	for _, n := range []int{2, 4} {
+		for _, algo := range []string{"auto", "OneShot", "Ring"} {
+			for _, size := range []int{8, 64, 1024} {
+				b.Run(fmt.Sprintf("ranks=%d/algo=%s/size=%s", n, algo, sizeName(size)), func(b *testing.B) {
+					benchSmall(b, n, algo, size)
+				})
+			}
+		}
+	}
+}
+
+func benchSmall(b *testing.B, n int, algo string, size int) {
+	cfg := Config{Timeout: time.Minute}
+	if algo != "auto" {
+		cfg.Algo = algo
+	}
+	comms, err := InitAll(n, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		for _, c := range comms {
+			c.Destroy()
+		}
+	}()
+	count := size / 4
+	worst := make([]time.Duration, n)
+	run := func(iters int) {
+		var wg sync.WaitGroup
+		for _, c := range comms {
+			wg.Add(1)
+			go func(c *Comm) {
+				defer wg.Done()
+				in, out := make([]byte, size), make([]byte, size)
+				var w time.Duration
+				for i := 0; i < iters; i++ {
+					t0 := time.Now()
+					if err := c.AllReduce(in, out, count, Float32, Sum); err != nil {
+						b.Error(err)
+						return
+					}
+					if err := c.Synchronize(); err != nil {
+						b.Error(err)
+						return
+					}
+					w = max(w, time.Since(t0))
+				}
+				worst[c.Rank()] = w
+			}(c)
+		}
+		wg.Wait()
+	}
+	run(1000) // warm up
+	clear(worst)
+	b.ResetTimer()
+	start := time.Now()
+	run(b.N)
+	el := time.Since(start)
+	b.StopTimer()
+	b.ReportMetric(el.Seconds()/float64(b.N)*1e6, "us/op")
+	b.ReportMetric(slices.Max(worst).Seconds()*1e6, "max_us")
+	b.ReportMetric(0, "ns/op")
+	if ch := comms[0].LastChoice(); ch.Algo != "" {
+		b.Logf("%s", ch.Algo)
+	}
+}
+
+// BenchmarkSpinRoundTrip is the hardware's floor for one exchange: two
+// goroutines pass a counter back and forth through one shared word,
+// spinning (with a yield now and then, so an oversubscribed machine still
+// progresses). us/op is one round trip.
+func BenchmarkSpinRoundTrip(b *testing.B) {
+	var word atomic.Uint64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := uint64(1); i <= uint64(b.N); i++ {
+			for spins := 0; word.Load() != 2*i-1; spins++ {
+				if spins%1024 == 1023 {
+					runtime.Gosched()
+				}
+			}
+			word.Store(2 * i)
+		}
+	}()
+	b.ResetTimer()
+	start := time.Now()
+	for i := uint64(1); i <= uint64(b.N); i++ {
+		word.Store(2*i - 1)
+		for spins := 0; word.Load() != 2*i; spins++ {
+			if spins%1024 == 1023 {
+				runtime.Gosched()
+			}
+		}
+	}
+	el := time.Since(start)
+	<-done
+	b.ReportMetric(el.Seconds()/float64(b.N)*1e6, "us/op")
+	b.ReportMetric(0, "ns/op")
+}
