@@ -14,8 +14,9 @@ var hasVectorLoops = cpu.X86.HasAVX2
 
 // vectorLoops replaces l's loops for t by AVX2 ones where AVX2 has the
 // instruction (no 8-bit or 64-bit multiply, no integer divide: those stay
-// scalar). scalar and nRanks are those NewKernel resolved l with, converted
-// here exactly as there.
+// scalar). Of the 16-bit float loops only the float16 sum is vectorised (with
+// F16C); the others keep their blocked float32 loops. scalar and nRanks are
+// those NewKernel resolved l with, converted here exactly as there.
 func vectorLoops(t DataType, l loops, scalar float64, nRanks int) loops {
 	switch t {
 	case Int8:
@@ -47,6 +48,10 @@ func vectorLoops(t DataType, l loops, scalar float64, nRanks int) loops {
 		l.add = vectorBinary(avx2Add64, l.add)
 		l.max = vectorBinary(avx2MaxU64, l.max)
 		l.min = vectorBinary(avx2MinU64, l.min)
+	case Float16:
+		if cpu.X86.HasF16C {
+			l.add = vectorBinary(avx2SumF16, l.add)
+		}
 	case Float32:
 		k, n := float32(scalar), float32(nRanks)
 		l.add = vectorBinary(avx2AddF32, l.add)

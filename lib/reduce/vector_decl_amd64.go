@@ -115,3 +115,8 @@ func avx2DivF32(d, s *byte, nbytes int, k float32)
 
 //go:noescape
 func avx2DivF64(d, s *byte, nbytes int, k float64)
+
+// float16 a + b, through float32; needs F16C as well as AVX2.
+//
+//go:noescape
+func avx2SumF16(d, a, b *byte, nbytes int)

@@ -235,7 +235,7 @@ func TestVectorLoopsConcurrent(t *testing.T) {
 				n := 1000 + g
 				acc, one := make([]byte, 8*n), make([]byte, 8*n)
 				for i := range n {
-					putLE(one[8*i:], math.Float64bits(1))
+					putLE(one[8*i:8*i+8], math.Float64bits(1))
 				}
 				for range 50 {
 					k.Reduce(acc, acc, one, false)
@@ -255,4 +255,43 @@ func TestVectorLoopsConcurrent(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestVectorF16SumExhaustive adds every float16 bit pattern to edge values
+// and to a shuffle of all patterns on both paths: exact bits, except that
+// NaN sums need only be quiet NaNs on both.
+func TestVectorF16SumExhaustive(t *testing.T) {
+	if !hasVectorLoops {
+		t.Skip("no vector loops on this CPU or build")
+	}
+	portable := portableLoops(Float16, 0, 1)
+	vector := vectorLoops(Float16, portable, 0, 1)
+	a := make([]byte, 2<<16)
+	for i := range 1 << 16 {
+		putLE(a[2*i:2*i+2], uint64(i))
+	}
+	shuffled := make([]byte, len(a))
+	for i, j := range rand.New(rand.NewPCG(5, 8)).Perm(1 << 16) {
+		putLE(shuffled[2*i:2*i+2], uint64(j))
+	}
+	b, want, got := make([]byte, len(a)), make([]byte, len(a)), make([]byte, len(a))
+	isNaN := func(h uint16) bool { return h&0x7fff > 0x7c00 }
+	for _, c := range []int{-1, 0, 0x8000, 1, 0x8001, 0x03ff, 0x0400, 0x3c00, 0xbc00, 0x7bff, 0xfbff, 0x7c00, 0xfc00, 0x7e00, 0x7d00} {
+		if c < 0 {
+			copy(b, shuffled)
+		} else {
+			for i := 0; i < len(b); i += 2 {
+				putLE(b[i:i+2], uint64(c))
+			}
+		}
+		portable.add(want, a, b)
+		vector.add(got, a, b)
+		for i := 0; i < len(a); i += 2 {
+			g, w := uint16(got[i])|uint16(got[i+1])<<8, uint16(want[i])|uint16(want[i+1])<<8
+			if g == w || isNaN(g) && isNaN(w) && g&0x0200 != 0 {
+				continue
+			}
+			t.Fatalf("%#04x + %#04x: vector %#04x, portable %#04x", i/2, uint16(b[i])|uint16(b[i+1])<<8, g, w)
+		}
+	}
 }
