@@ -4,10 +4,11 @@ package reduce
 
 import "golang.org/x/sys/cpu"
 
-// The AVX2 loops (add_amd64.s, maxmin_amd64.s, scaled_amd64.s) work on
-// whole 32-byte vectors of aligned, native-order elements; the portable Go
-// loop they replace finishes the tail. Without AVX2 the portable loops run
-// unchanged (amd64's baseline SSE2 is what the compiler already uses).
+// The AVX2 loops (add_amd64.s, maxmin_amd64.s, scaled_amd64.s,
+// half_amd64.s) work on whole 32-byte vectors of native-order elements,
+// with unaligned loads and stores (callers align elements, not vectors);
+// the portable Go loop they replace finishes the tail. Without AVX2 the
+// portable loops run unchanged (the compiler's scalar SSE2 code).
 
 // hasVectorLoops reports whether this CPU (and OS) can run the AVX2 loops.
 var hasVectorLoops = cpu.X86.HasAVX2
