@@ -9,7 +9,11 @@ import (
 // Benchmarks report the bytes of one buffer (dst) per op via SetBytes; a
 // Reduce reads two such buffers and writes one.
 
-var benchSizes = []int{64 << 10, 64 << 20}
+var benchSizes = []int{4 << 10, 64 << 10, 1 << 20, 64 << 20}
+
+// cacheSizes are the sizes that fit L1, L2 and the last-level cache, where
+// the loops rather than memory bound a reduction.
+var cacheSizes = benchSizes[:3]
 
 func sizeName(n int) string {
 	if n >= 1<<20 {
@@ -61,7 +65,37 @@ func benchFill(t DataType, b []byte, seed int) {
 	}
 }
 
-func BenchmarkReduceFloat32Sum(b *testing.B) { benchReduce(b, Float32, Sum, false, 0, benchSizes) }
+// benchPaths runs benchReduce with the vector loops (where the CPU has
+// them) and with the portable ones, as sub-benchmarks "vector" and
+// "portable".
+func benchPaths(b *testing.B, t DataType, op Op, sizes []int) {
+	defer func(saved bool) { useVectorLoops = saved }(useVectorLoops)
+	for _, vec := range []bool{true, false} {
+		if vec && !hasVectorLoops {
+			continue
+		}
+		useVectorLoops = vec
+		name := "portable"
+		if vec {
+			name = "vector"
+		}
+		b.Run(name, func(b *testing.B) { benchReduce(b, t, op, false, 0, sizes) })
+	}
+}
+
+func BenchmarkReduceFloat32Sum(b *testing.B) { benchPaths(b, Float32, Sum, benchSizes) }
+func BenchmarkReduceFloat64Sum(b *testing.B) { benchPaths(b, Float64, Sum, cacheSizes) }
+func BenchmarkReduceInt8Sum(b *testing.B)    { benchPaths(b, Int8, Sum, cacheSizes) }
+func BenchmarkReduceUint8Sum(b *testing.B)   { benchPaths(b, Uint8, Sum, cacheSizes) }
+func BenchmarkReduceInt32Sum(b *testing.B)   { benchPaths(b, Int32, Sum, cacheSizes) }
+func BenchmarkReduceUint32Sum(b *testing.B)  { benchPaths(b, Uint32, Sum, cacheSizes) }
+func BenchmarkReduceInt64Sum(b *testing.B)   { benchPaths(b, Int64, Sum, cacheSizes) }
+func BenchmarkReduceUint64Sum(b *testing.B)  { benchPaths(b, Uint64, Sum, cacheSizes) }
+func BenchmarkReduceFloat32Max(b *testing.B) { benchPaths(b, Float32, Max, cacheSizes) }
+func BenchmarkReduceFloat16Sum(b *testing.B) { benchPaths(b, Float16, Sum, cacheSizes) }
+
+// BenchmarkReduceBfloat16Sum has no vector loop yet: both paths are the same.
+func BenchmarkReduceBfloat16Sum(b *testing.B) { benchPaths(b, Bfloat16, Sum, cacheSizes) }
 
 // BenchmarkCopy is the memory-bandwidth yardstick for the reductions.
 func BenchmarkCopy(b *testing.B) {
@@ -76,18 +110,13 @@ func BenchmarkCopy(b *testing.B) {
 	}
 }
 
-var small = benchSizes[:1]
+var small = benchSizes[1:2] // 64 KiB
 
-func BenchmarkReduceFloat16Sum(b *testing.B)  { benchReduce(b, Float16, Sum, false, 0, small) }
-func BenchmarkReduceBfloat16Sum(b *testing.B) { benchReduce(b, Bfloat16, Sum, false, 0, small) }
 func BenchmarkReduceFloat32SumUnaligned(b *testing.B) {
 	benchReduce(b, Float32, Sum, false, 1, small)
 }
-func BenchmarkReduceFloat32Max(b *testing.B)     { benchReduce(b, Float32, Max, false, 0, small) }
 func BenchmarkReduceFloat32AvgPost(b *testing.B) { benchReduce(b, Float32, Avg, true, 0, small) }
 func BenchmarkReduceFloat32PreMulSum(b *testing.B) {
 	benchReduce(b, Float32, PreMulSum, false, 0, small)
 }
-func BenchmarkReduceFloat64Sum(b *testing.B)   { benchReduce(b, Float64, Sum, false, 0, small) }
-func BenchmarkReduceInt8Sum(b *testing.B)      { benchReduce(b, Int8, Sum, false, 0, small) }
 func BenchmarkReduceInt32AvgPost(b *testing.B) { benchReduce(b, Int32, Avg, true, 0, small) }

@@ -50,6 +50,10 @@ type Kernel struct {
 	prePost     unaryFn  // post(pre(x)); nil: copy
 }
 
+// useVectorLoops makes NewKernel use the CPU's vector loops where it has
+// them (vector_amd64.go). Tests clear it to check the portable loops too.
+var useVectorLoops = hasVectorLoops
+
 // loops is every loop a Kernel can be built from, for one type.
 type loops struct {
 	add, mul, max, min binaryFn
@@ -79,6 +83,37 @@ func NewKernel(t DataType, op Op, scalar float64, nRanks int) (*Kernel, error) {
 		return nil, err
 	}
 
+	l := portableLoops(t, scalar, nRanks)
+	if useVectorLoops {
+		l = vectorLoops(t, l, scalar, nRanks)
+	}
+
+	k := &Kernel{t: t, op: op, size: t.Size()}
+	switch op {
+	case Prod:
+		k.combine = l.mul
+	case Max:
+		k.combine = l.max
+	case Min:
+		k.combine = l.min
+	default: // Sum, Avg, PreMulSum
+		k.combine = l.add
+	}
+	k.combinePost, k.reduce, k.reducePost = k.combine, k.combine, k.combine
+	switch op {
+	case Avg:
+		k.combinePost, k.reducePost = l.addDiv, l.addDiv
+		k.post, k.prePost = l.div, l.div
+	case PreMulSum:
+		k.reduce, k.reducePost = l.addScaled, l.addScaled
+		k.pre, k.prePost = l.scale, l.scale
+	}
+	return k, nil
+}
+
+// portableLoops builds t's loops in Go, for PreMulSum's scalar (already
+// checked) and Avg's nRanks.
+func portableLoops(t DataType, scalar float64, nRanks int) loops {
 	var l loops
 	switch t {
 	case Int8:
@@ -104,28 +139,7 @@ func NewKernel(t DataType, op Op, scalar float64, nRanks int) (*Kernel, error) {
 	case Bfloat16:
 		l = halfLoops(fmtBF16, BF16ToFloat32(BF16FromFloat64(scalar)), float32(nRanks))
 	}
-
-	k := &Kernel{t: t, op: op, size: t.Size()}
-	switch op {
-	case Prod:
-		k.combine = l.mul
-	case Max:
-		k.combine = l.max
-	case Min:
-		k.combine = l.min
-	default: // Sum, Avg, PreMulSum
-		k.combine = l.add
-	}
-	k.combinePost, k.reduce, k.reducePost = k.combine, k.combine, k.combine
-	switch op {
-	case Avg:
-		k.combinePost, k.reducePost = l.addDiv, l.addDiv
-		k.post, k.prePost = l.div, l.div
-	case PreMulSum:
-		k.reduce, k.reducePost = l.addScaled, l.addScaled
-		k.pre, k.prePost = l.scale, l.scale
-	}
-	return k, nil
+	return l
 }
 
 // nativeLoops builds the loops for a Go numeric type T. k is PreMulSum's

@@ -68,8 +68,10 @@ func kernelConfigs(t DataType, op Op) [][2]float64 {
 
 // TestKernelMatchesReference runs every method of every DataType x Op kernel
 // against refModel, for several lengths, in and out of place, aligned and
-// unaligned.
-func TestKernelMatchesReference(t *testing.T) {
+// unaligned, with the vector loops and with the portable ones.
+func TestKernelMatchesReference(t *testing.T) { forEachPath(t, testKernelMatchesReference) }
+
+func testKernelMatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	lengths := []int{0, 1, 3, 17, 1000, 1500} // 1500 crosses a staging chunk and a half block
 	if raceEnabled {
@@ -273,7 +275,9 @@ func TestKernelScalarExact(t *testing.T) {
 
 // TestMaxMinNaN pins the documented NaN behaviour: the second operand wins
 // whenever the comparison is false.
-func TestMaxMinNaN(t *testing.T) {
+func TestMaxMinNaN(t *testing.T) { forEachPath(t, testMaxMinNaN) }
+
+func testMaxMinNaN(t *testing.T) {
 	nan := math.NaN()
 	for _, op := range []Op{Max, Min} {
 		k, _ := NewKernel(Float64, op, 0, 1)
@@ -334,7 +338,9 @@ func TestSwapBytes(t *testing.T) {
 }
 
 // TestKernelNoAllocs checks the aligned hot path allocates nothing.
-func TestKernelNoAllocs(t *testing.T) {
+func TestKernelNoAllocs(t *testing.T) { forEachPath(t, testKernelNoAllocs) }
+
+func testKernelNoAllocs(t *testing.T) {
 	for _, dt := range []DataType{Float32, Float16, Int8} {
 		k, _ := NewKernel(dt, Sum, 0, 2)
 		a, b := make([]byte, 4096), make([]byte, 4096)
@@ -377,7 +383,9 @@ func TestHalfSumMatchesBlocks(t *testing.T) {
 
 // TestKernelConcurrent shares one kernel between goroutines, unaligned so
 // that the staging scratch pool is exercised (run with -race).
-func TestKernelConcurrent(t *testing.T) {
+func TestKernelConcurrent(t *testing.T) { forEachPath(t, testKernelConcurrent) }
+
+func testKernelConcurrent(t *testing.T) {
 	k, _ := NewKernel(Float32, Avg, 0, 4)
 	m := newRefModel(Float32, Avg, 0, 4)
 	done := make(chan error)
