@@ -236,17 +236,29 @@ func (c *Comm) kickPeers() {
 // waiting for those not there yet.
 func (ch *channel) fetch(r int, seq uint64, off int, dst []byte) error {
 	b, p := ch.comm.os.board, ch.comm.os.peers[r]
+	// Wait for the last line first: lines are written in order, so the
+	// copy then finds every flag set instead of chasing the writer line by
+	// line through its cache (every flag is still checked).
+	if len(dst) == 0 {
+		return nil
+	}
+	miss := oneshot.Lines(len(dst)) - 1
 	for {
-		miss := b.Get(r, seq, off, dst)
-		if miss < 0 {
-			return nil
-		}
 		line := off + miss
+		if b.Arrived(r, seq, line) {
+			if miss = b.Get(r, seq, off, dst); miss < 0 {
+				return nil
+			}
+			continue
+		}
 		ready := func() bool { return b.Arrived(r, seq, line) }
 		if err := ch.waiter.WaitKick(ready, p.kick, func() string {
 			return fmt.Sprintf("rank %d's one-shot post (round %d, line %d) on rank %d", r, seq, line, ch.rank)
 		}); err != nil {
 			return err
+		}
+		if miss = b.Get(r, seq, off, dst); miss < 0 {
+			return nil
 		}
 	}
 }

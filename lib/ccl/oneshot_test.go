@@ -159,3 +159,37 @@ func TestOneShotNeedsLL(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSmallCallsDoNotAllocate: once warm, a repeated small allreduce and
+// its Synchronize allocate nothing, on the one-shot fast path and on the
+// ring's plan path alike.
+func TestSmallCallsDoNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	for _, algo := range []string{"OneShot", "Ring"} {
+		comms := initT(t, 2, Config{Algo: algo})
+		const runs = 500
+		bufs := [2][2][]byte{{make([]byte, 64), make([]byte, 64)}, {make([]byte, 64), make([]byte, 64)}}
+		call := func(r int) {
+			if err := comms[r].AllReduce(bufs[r][0], bufs[r][1], 16, Float32, Sum); err != nil {
+				t.Error(err)
+			}
+			if err := comms[r].Synchronize(); err != nil {
+				t.Error(err)
+			}
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for i := 0; i < runs+1; i++ { // AllocsPerRun calls once more to warm up
+				call(1)
+			}
+		}()
+		allocs := testing.AllocsPerRun(runs, func() { call(0) })
+		<-done
+		if allocs != 0 {
+			t.Errorf("%s: %v allocations per call, want 0", algo, allocs)
+		}
+	}
+}
