@@ -122,7 +122,7 @@ func (o *Options) resolve(rc RunConfig) RunConfig {
 		rc.Proto = canonical(env.Proto, "LL", "LL128", "Simple")
 	}
 	if _, ok := over[ccl.EnvAlgo]; !ok && !strings.EqualFold(env.Algo, "auto") {
-		rc.Algo = canonical(env.Algo, "Ring", "Tree")
+		rc.Algo = canonical(env.Algo, "Ring", "Tree", "OneShot")
 	}
 	if _, ok := over[ccl.EnvNChannels]; !ok && env.NChannels > 0 {
 		rc.NChannels = env.NChannels

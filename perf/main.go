@@ -688,6 +688,9 @@ func (o *Options) configs() []RunConfig {
 	for _, p := range protos {
 		for _, a := range algos {
 			for _, c := range chans {
+				if a == "OneShot" && ((p != "" && p != "LL") || c > 1) {
+					continue // it runs LL on one channel: no such configuration
+				}
 				for _, b := range buffs {
 					add(RunConfig{Proto: p, Algo: a, NChannels: c, BuffSize: b})
 				}

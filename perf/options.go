@@ -163,7 +163,7 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	fs.IntVarP(&o.DeviceCTAs, "device_cta_count", "V", 16, "device CTA count (GPU only)")
 	fs.IntVarP(&o.CTAPolicy, "cta_policy", "x", -1, "CTA policy (GPU only)")
 	fs.StringVar(&protos, "proto", "", "sweep protocols: LL,LL128,Simple or all")
-	fs.StringVar(&algos, "algo", "", "sweep algorithms: Ring, Tree (allreduce only) or all (those the collective has)")
+	fs.StringVar(&algos, "algo", "", "sweep algorithms: Ring, Tree (allreduce only), OneShot (LL, one channel) or all (those the collective has)")
 	fs.StringVar(&channels, "nchannels", "", "sweep channel counts, e.g. 1,2,4")
 	fs.StringVar(&buffs, "buffsize", "", "sweep Simple buffer sizes, e.g. 1M,4M")
 	fs.StringVar(&configList, "configs", "", "explicit configurations ALGO/PROTO/CHANNELS, any part auto, e.g. auto,Ring/LL/1,Tree/Simple/4 (instead of --proto/--algo/--nchannels)")
@@ -213,7 +213,7 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	if o.Protos, err = parseList("proto", protos, []string{"LL", "LL128", "Simple"}); err != nil {
 		return nil, err
 	}
-	if o.Algos, err = parseList("algo", algos, []string{"Ring", "Tree"}); err != nil {
+	if o.Algos, err = parseList("algo", algos, []string{"Ring", "Tree", "OneShot"}); err != nil {
 		return nil, err
 	}
 	o.algoAll = strings.EqualFold(strings.TrimSpace(algos), "all")
@@ -240,6 +240,9 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 
 // validate checks ranges and turns GPU-only flags into notes or errors.
 func (o *Options) validate() error {
+	if len(o.Algos) > 0 && len(o.configs()) == 0 {
+		return usagef("invalid --algo/--proto/--nchannels: OneShot runs on LL on one channel, and no other algorithm was asked for")
+	}
 	switch {
 	case o.Threads < 1:
 		return usagef("invalid -t/--nthreads %d: want at least 1", o.Threads)
@@ -488,11 +491,14 @@ func parseConfigList(s string) ([]RunConfig, error) {
 			return "", false
 		}
 		var ok bool
-		if rc.Algo, ok = pick(parts[0], []string{"Ring", "Tree"}); !ok {
-			return nil, bad("unknown algorithm (valid: Ring, Tree, auto)")
+		if rc.Algo, ok = pick(parts[0], []string{"Ring", "Tree", "OneShot"}); !ok {
+			return nil, bad("unknown algorithm (valid: Ring, Tree, OneShot, auto)")
 		}
 		if rc.Proto, ok = pick(parts[1], []string{"LL", "LL128", "Simple"}); !ok {
 			return nil, bad("unknown protocol (valid: LL, LL128, Simple, auto)")
+		}
+		if rc.Algo == "OneShot" && rc.Proto != "" && rc.Proto != "LL" {
+			return nil, bad("OneShot runs on LL only")
 		}
 		if !strings.EqualFold(parts[2], "auto") {
 			n, err := strconv.Atoi(parts[2])

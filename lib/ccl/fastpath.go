@@ -91,6 +91,13 @@ func (c *Comm) tryFast(t *task) bool {
 	if err != nil || d.algo != tuning.OneShot {
 		return false // the ordinary path decides again and reports errors
 	}
+	// One round only: the caller posts all of it now, so no peer ever
+	// needs more of this rank's work than its Synchronize will do (a later
+	// round posted there could be awaited by a peer this very goroutine
+	// synchronizes first).
+	if rounds, _, err := c.oneShotRounds(t); err != nil || rounds != 1 {
+		return false
+	}
 	s := c.oneShot()
 	w := collWork{coll: t.coll, algo: d.algo, proto: d.proto, kernel: t.kernel, elt: t.elt, in: t.send, out: t.recv,
 		count: t.count, root: t.root, partCount: t.count}

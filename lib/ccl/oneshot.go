@@ -85,8 +85,10 @@ func (w *world) oneShotBoard() *oneshot.Board {
 	return w.board
 }
 
-// planOneShot hands a one-shot collective its rounds.
-func (c *Comm) planOneShot(t task) (oneShotWork, error) {
+// oneShotRounds is how many rounds of how many elements a one-shot
+// collective takes (at least one: an empty operation still takes a round,
+// so every rank counts rounds alike).
+func (c *Comm) oneShotRounds(t *task) (rounds, elems int, err error) {
 	n, elt := c.Size(), t.elt
 	per := oneshot.RoundBytes
 	if t.coll == CollReduceScatter {
@@ -95,10 +97,18 @@ func (c *Comm) planOneShot(t task) (oneShotWork, error) {
 	}
 	e := per / elt
 	if e == 0 {
-		return oneShotWork{}, fmt.Errorf("ccl: %s with OneShot on %d ranks: a round of %d bytes cannot hold one %d-byte element per rank; use Ring", t.coll, n, oneshot.RoundBytes, elt)
+		return 0, 0, fmt.Errorf("ccl: %s with OneShot on %d ranks: a round of %d bytes cannot hold one %d-byte element per rank; use Ring", t.coll, n, oneshot.RoundBytes, elt)
+	}
+	return max((t.count+e-1)/e, 1), e, nil
+}
+
+// planOneShot hands a one-shot collective its rounds.
+func (c *Comm) planOneShot(t task) (oneShotWork, error) {
+	rounds, e, err := c.oneShotRounds(&t)
+	if err != nil {
+		return oneShotWork{}, err
 	}
 	s := c.oneShot()
-	rounds := max((t.count+e-1)/e, 1) // an empty operation still takes a round: every rank agrees on the count
 	w := oneShotWork{seq: s.seq + 1, rounds: rounds, roundElems: e}
 	s.seq += uint64(rounds)
 	return w, nil

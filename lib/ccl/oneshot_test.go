@@ -193,3 +193,42 @@ func TestSmallCallsDoNotAllocate(t *testing.T) {
 		}
 	}
 }
+
+// TestOneShotOneThreadManyRounds: one goroutine drives every rank the way
+// nccl-tests -g N does (rank 0's call inside a group, the others' outside,
+// then each synchronized in turn), with operations of several rounds: no
+// rank's later rounds may wait on a goroutine that has not got there yet.
+func TestOneShotOneThreadManyRounds(t *testing.T) {
+	const n = 3
+	comms := initT(t, n, Config{Algo: "OneShot"})
+	dt, op := reduce.Int32, reduce.Sum
+	for i, cnt := range []int{5, 3*oneshot.RoundBytes/4 + 1, 1, oneshot.RoundBytes/4 + 7} {
+		recvs := make([][]byte, n)
+		if err := comms[0].GroupStart(); err != nil {
+			t.Fatal(err)
+		}
+		for r, c := range comms {
+			send := make([]byte, cnt*4)
+			exact.Fill(send, dt, op, uint64(i), r, n, 0, cnt)
+			recvs[r] = make([]byte, cnt*4)
+			if err := c.AllReduce(send, recvs[r], cnt, dt, RedOp{Op: op}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := comms[0].GroupEnd(); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range comms {
+			if err := c.Synchronize(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := make([]byte, cnt*4)
+		exact.Expected(want, dt, op, uint64(i), n, 0, cnt)
+		for r := range comms {
+			if wrong, first := exact.Compare(recvs[r], want, dt, 0); wrong > 0 {
+				t.Fatalf("count %d rank %d: %d wrong, first at %d", cnt, r, wrong, first)
+			}
+		}
+	}
+}

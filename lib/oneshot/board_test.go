@@ -2,6 +2,7 @@ package oneshot
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -135,4 +136,25 @@ func TestNewBoardRejectsShortParts(t *testing.T) {
 		}
 	}()
 	NewBoard([][]uint64{make([]uint64, RankWords-1)})
+}
+
+// BenchmarkPutGet is one rank's post and one read of it, in one goroutine:
+// the board's own cost per byte, without any cache traffic between cores.
+func BenchmarkPutGet(b *testing.B) {
+	for _, n := range []int{8, 1024, RoundBytes} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			bd := newTestBoard(1)
+			src, dst := make([]byte, n), make([]byte, n)
+			b.SetBytes(int64(n))
+			for i := 0; i < b.N; i++ {
+				seq := uint64(i + 1)
+				bd.Put(0, seq, 0, src)
+				bd.Publish(0, seq, Lines(n))
+				if bd.Get(0, seq, 0, dst) != -1 {
+					b.Fatal("missing line")
+				}
+				bd.Ack(0, seq)
+			}
+		})
+	}
 }
