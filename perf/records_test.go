@@ -374,7 +374,7 @@ func TestMinBandwidth(t *testing.T) {
 
 // A forced tree over simulated hosts is recorded with its host count, who
 // chose what, and the model's predicted time; --algo all on a collective
-// without a tree sweeps only the ring.
+// without a tree sweeps the ring and the one-shot only.
 func TestRecordsTreeAndHosts(t *testing.T) {
 	_, recs, _, _ := recordRun(t, AllReduce, "-g", "4", "--ranks-per-host", "1", "-b", "1K", "-e", "4K", "-f", "2",
 		"-n", "2", "-w", "0", "--algo", "Tree")
@@ -384,9 +384,14 @@ func TestRecordsTreeAndHosts(t *testing.T) {
 		}
 	}
 	_, recs, _, _ = recordRun(t, AllGather, "-g", "2", "-b", "1K", "-e", "1K", "-n", "2", "-w", "0", "--algo", "all")
+	ran := map[string]bool{}
 	for _, r := range recs {
-		if r.Algorithm != "Ring" || r.ChosenAlgo != "Ring" {
-			t.Fatalf("allgather --algo all ran %s (chosen %s), want Ring only", r.Algorithm, r.ChosenAlgo)
+		if (r.Algorithm != "Ring" && r.Algorithm != "OneShot") || r.ChosenAlgo != r.Algorithm {
+			t.Fatalf("allgather --algo all ran %s (chosen %s), want Ring and OneShot only", r.Algorithm, r.ChosenAlgo)
 		}
+		ran[r.Algorithm] = true
+	}
+	if !ran["Ring"] || !ran["OneShot"] {
+		t.Fatalf("allgather --algo all ran %v, want Ring and OneShot", ran)
 	}
 }

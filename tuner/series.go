@@ -93,11 +93,12 @@ type Series struct {
 func KeyOf(r results.Record) Key {
 	k := Key{
 		Shape: Shape{Coll: r.Collective, NRanks: r.NRanks, NHosts: max(r.NHosts, 1)},
-		Algo:  canonical(r.Algorithm, []string{"Ring", "Tree"}),
+		Algo:  canonical(r.Algorithm, []string{"Ring", "Tree", "OneShot"}),
 		Proto: canonical(r.Protocol, []string{"LL", "LL128", "Simple"}),
 		NCh:   r.Channels, BuffSize: r.BuffSize,
 	}
-	if k.Algo == "auto" && k.Proto != "auto" && ringOnly(k.Coll) {
+	// Not LL: there the embedded stack's auto may run the one-shot.
+	if k.Algo == "auto" && k.Proto != "auto" && k.Proto != "LL" && ringOnly(k.Coll) {
 		k.Algo = "Ring"
 	}
 	return k

@@ -83,8 +83,8 @@ func parseTags(s, where string) (map[string]string, error) {
 				return nil, fmt.Errorf("%s: tag proto=%s: valid values are LL, LL128, Simple, auto", where, v)
 			}
 		case "algo":
-			if !oneOf(v, "Ring", "Tree", "auto") {
-				return nil, fmt.Errorf("%s: tag algo=%s: valid values are Ring, Tree, auto", where, v)
+			if !oneOf(v, "Ring", "Tree", "OneShot", "auto") {
+				return nil, fmt.Errorf("%s: tag algo=%s: valid values are Ring, Tree, OneShot, auto", where, v)
 			}
 		case "channels", "hosts":
 			if n, err := strconv.Atoi(v); err != nil || n < 1 {

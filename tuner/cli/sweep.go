@@ -288,6 +288,9 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 		return bad("unknown --backend %q: valid backends are embedded and nccl", *backend)
 	}
 	plan, err := planSweep(*colls, *ranks, *perHost, *protos, *algos, *chans, *buffs, *auto, *minB, *maxB, *factor)
+	if err == nil && *backend == "nccl" {
+		plan, err = withoutOneShot(plan, *algos)
+	}
 	if err != nil {
 		return bad("%v", err)
 	}
@@ -472,7 +475,7 @@ func planSweep(colls, ranks, perHost, protos, algos, chans, buffs string, auto b
 	if err != nil {
 		return nil, err
 	}
-	algoList, err := nameList("--algo", algos, []string{"Ring", "Tree"})
+	algoList, err := nameList("--algo", algos, []string{"Ring", "Tree", "OneShot"})
 	if err != nil {
 		return nil, err
 	}
@@ -517,6 +520,9 @@ func planSweep(colls, ranks, perHost, protos, algos, chans, buffs string, auto b
 					}
 					for _, p := range protoList {
 						for _, ch := range chList {
+							if a == "OneShot" && (p != "LL" || ch > 1) {
+								continue // LL on one channel only
+							}
 							for _, b := range buffList {
 								cfg := sweepConfig{proto: p, algo: a, nch: ch, buff: b}
 								plan = append(plan, block{test: t, nRanks: n, perHost: per, cfg: cfg, sizes: sizes})
@@ -562,6 +568,21 @@ func intList(flag, s string, least int) ([]int, error) {
 		return nil, fmt.Errorf("%s: empty list", flag)
 	}
 	return out, nil
+}
+
+// withoutOneShot drops the one-shot configurations from a plan for NCCL,
+// which has no such algorithm: silently for --algo all, with an error when
+// it was asked for by name.
+func withoutOneShot(plan []block, algos string) ([]block, error) {
+	var keep []block
+	for _, b := range plan {
+		if b.cfg.algo != "OneShot" {
+			keep = append(keep, b)
+		} else if !strings.EqualFold(strings.TrimSpace(algos), "all") {
+			return nil, fmt.Errorf("--algo OneShot with --backend nccl: OneShot is gccl's own algorithm, NCCL has none (valid there: Ring, Tree)")
+		}
+	}
+	return keep, nil
 }
 
 func nameList(flag, s string, valid []string) ([]string, error) {

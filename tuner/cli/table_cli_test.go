@@ -69,7 +69,7 @@ func TestTableThenValidate(t *testing.T) {
 		t.Fatalf("validate: exit %d: %s", code, stderr)
 	}
 	wantAll(t, stdout, "TABLE GEOMEAN", "DEFAULT GEOMEAN", "TABLE UNPRICED", "DEFAULT MAX",
-		"table  : geomean regret", "default: geomean regret", "over 72 points")
+		"table  : geomean regret", "default: geomean regret", "over 49 points, 23 unpriced")
 
 	// The same files again: refused without --force, written with it.
 	code, _, stderr = runCLI(append([]string{"table", "--output", out}, sweeps(t, "pass1")...)...)
