@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# cpu-scale.sh: the embedded stack on a many-core host beside Open MPI
+# (issue 19): small-size allreduce latency at 2/4/8/16 ranks, one goroutine
+# per rank (-t N) and one process per rank (--np N), against mpi_perf under
+# mpirun; then per rank count a sweep of auto and forced configurations
+# 8 B..128 MiB, and Open MPI's large sizes.
+#
+#   BIN=dir OUT=dir bash scripts/cpu-scale.sh [latency] [sweep] [small]
+#
+# small: the sweep's configurations at 8 B..32 KiB with 500 iterations.
+#
+# BIN holds CGO_ENABLED=0 builds of cmd/allreduce_perf and docs/data/peers/mpi_perf.c.
+set -u
+BIN=${BIN:?}; OUT=${OUT:-cpu-out}; mkdir -p "$OUT"
+STEPS=${*:-latency sweep}
+RANKS=${RANKS:-2 4 8 16}
+has() { [[ " $STEPS " == *" $1 "* ]]; }
+log() { echo "=== $* ($(date +%T))"; }
+mpicc -O2 -o /tmp/mpi_perf "$BIN/mpi_perf.c" || exit 1
+MPIRUN="mpirun --allow-run-as-root --oversubscribe --bind-to none"
+log "$(nproc) cores: $(lscpu | sed -n 's/^Model name: *//p')"
+if has latency; then
+	for pass in 1 2 3; do
+		for n in $RANKS; do
+			log "mpi n=$n pass=$pass"
+			timeout 60 $MPIRUN -np "$n" /tmp/mpi_perf allreduce 8 1024 5
+			for mode in t np; do
+				log "gccl-$mode n=$n pass=$pass"
+				if [ $mode = t ]; then args=(-t "$n" -g 1); else args=(--np "$n"); fi
+				timeout 90 "$BIN/allreduce_perf" "${args[@]}" -b 8 -e 1K -f 8 -n 5000 -w 500 -z 2 -c 0 -a 3 -N 3 --out-of-place-only
+			done
+		done
+	done >"$OUT/latency.txt" 2>&1
+fi
+if has sweep; then
+	for n in $RANKS; do
+		log "mpi large n=$n"
+		timeout 120 $MPIRUN -np "$n" /tmp/mpi_perf allreduce 8 134217728 5
+		log "gccl sweep n=$n"
+		timeout 400 "$BIN/allreduce_perf" -t "$n" -g 1 -b 8 -e 128M -f 8 -n 5 -w 2 -c 0 -a 3 --out-of-place-only \
+			--configs auto,OneShot/LL/1,Ring/LL/1,Ring/LL128/auto,Ring/Simple/auto,Tree/LL/1,Tree/Simple/auto \
+			--out "$OUT/sweep_n$n.jsonl"
+	done >"$OUT/sweep.txt" 2>&1
+fi
+if has small; then
+	for n in $RANKS; do
+		log "gccl small sweep n=$n"
+		timeout 200 "$BIN/allreduce_perf" -t "$n" -g 1 -b 8 -e 32K -f 8 -n 500 -w 50 -c 0 -a 3 --out-of-place-only \
+			--configs auto,OneShot/LL/1,Ring/LL/1,Ring/LL128/auto,Ring/Simple/auto,Tree/LL/1,Tree/Simple/auto \
+			--out "$OUT/small_n$n.jsonl"
+	done >"$OUT/small.txt" 2>&1
+fi
+log done
