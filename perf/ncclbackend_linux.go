@@ -107,6 +107,9 @@ func newNCCLBackend(o *Options, j *job, nRanks int) (*ncclBackend, error) {
 
 func (be *ncclBackend) Name() string { return "nccl" }
 
+// ThreadBound: NCCL's groups and CUDA's current device are per thread.
+func (be *ncclBackend) ThreadBound() bool { return true }
+
 // Close stops following NCCL's log and removes the one this process named.
 func (be *ncclBackend) Close() error {
 	be.lib.FlushStdio()

@@ -2,7 +2,6 @@ package perf
 
 import (
 	"errors"
-	"runtime"
 	"runtime/debug"
 	"sync"
 
@@ -73,8 +72,7 @@ func (r *runner) warmPoint(p point, inPlace bool, ops int) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
+			defer r.pin()()
 			cs := r.threadComms(th)
 			for i := 0; i < ops && errs[th] == nil; i++ {
 				errs[th] = r.start(cs, p, inPlace, i)

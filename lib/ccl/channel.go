@@ -181,7 +181,7 @@ func (ch *channel) loop() {
 }
 
 func (ch *channel) run(w *chanWork) {
-	ch.waiter.SpinFor = w.plan.spin // the runner owns its waiter
+	ch.waiter.SpinFor, ch.waiter.NoBackOff = w.plan.spin, w.plan.noBackOff // the runner owns its waiter
 	err := ch.waitPrevious(w.plan.seq)
 	if err == nil {
 		err = ch.comm.w.abort.Err()

@@ -534,7 +534,10 @@ type plan struct {
 	// its own, zero when they outnumber the processors (see
 	// proto.Waiter.SpinFor). Set at launch, read by the runners.
 	spin time.Duration
-	work []chanWork // per channel; those with a nil plan have no work
+	// noBackOff: the runners fill at most half the processors; see
+	// proto.Waiter.NoBackOff. Set at launch with spin.
+	noBackOff bool
+	work      []chanWork // per channel; those with a nil plan have no work
 	// finalCopies run after every channel finished, by the last one
 	// (in-place alltoall's staging buffer into the output).
 	finalCopies []selfCopy

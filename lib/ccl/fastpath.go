@@ -146,7 +146,7 @@ func (c *Comm) runFast() {
 		runtime.Gosched()
 	}
 	w := &c.fast.work
-	ch.waiter.SpinFor = 0
+	ch.waiter.SpinFor, ch.waiter.NoBackOff = 0, 2*c.w.n <= c.w.procs
 	if c.w.n <= c.w.procs {
 		ch.waiter.SpinFor = proto.DefaultSpinFor
 	}
@@ -177,6 +177,7 @@ func (c *Comm) materializeFast() {
 	if c.w.n <= c.w.procs {
 		pl.spin = proto.DefaultSpinFor
 	}
+	pl.noBackOff = 2*c.w.n <= c.w.procs
 	cw := pl.channel(0)
 	cw.colls = append(cw.colls, c.fast.work)
 	c.fast = fastWork{}

@@ -113,6 +113,7 @@ func (c *Comm) launch(tasks []task) error {
 	if int(n)*c.Size() <= c.w.procs {
 		pl.spin = proto.DefaultSpinFor
 	}
+	pl.noBackOff = 2*int(n)*c.Size() <= c.w.procs
 	c.lastSpin = pl.spin
 	if cw := &pl.work[0]; cw.plan != nil && len(cw.colls) > 0 && cw.colls[0].algo == tuning.OneShot {
 		c.tryPrePost(&cw.colls[0])
