@@ -363,7 +363,7 @@ func newWorld(n int, set settings, peers []transport.Peer, procs int) *world {
 	w.initGeometry()
 	w.initHosts()
 	// Every host is in this process today: they share its processors.
-	w.model = tuning.Model{C: set.model.ForOneProcess(w.procs, w.nHosts)}
+	w.model = tuning.Model{C: set.model.ForOneProcess(modelCores(w.procs), w.nHosts)}
 	w.table = set.table.For(n, w.nHosts)
 	w.debug = set.debug
 	return w
