@@ -9,11 +9,12 @@ import (
 
 // modelCores is the processor count the cost model prices ranks against:
 // GOMAXPROCS, or fewer when those processors are hardware threads sharing
-// cores. Ranks that wait by spinning on two threads of one core share its
-// execution units, so past the physical cores every step pays the
-// scheduler (the model's oversubscription term): measured on a 16-thread
-// Xeon, 8 ranks of one process ran an 8 B ring or tree allreduce in 10-20
-// us and 16 ranks in 60-600 us, while the one-shot stayed at 3-5 us.
+// cores: ranks that wait by spinning on two threads of one core share its
+// execution units, so past the physical cores every step pays the model's
+// oversubscription term. (It does not explain the collapse measured on the
+// GPU host's 16 cores, which report one thread each: 16 ranks of one
+// process ran an 8 B ring or tree allreduce in 60-600 us, 8 ranks in
+// 10-20 us; see docs/PERFORMANCE.md.)
 func modelCores(procs int) int {
 	if phys := physicalCores(); phys > 0 && phys < procs {
 		return phys
