@@ -95,32 +95,36 @@ func (c *Comm) tryFast(t *task) bool {
 	// needs more of this rank's work than its Synchronize will do (a later
 	// round posted there could be awaited by a peer this very goroutine
 	// synchronizes first).
-	if rounds, _, err := c.oneShotRounds(t); err != nil || rounds != 1 {
+	rounds, elems, err := c.oneShotRounds(t) // as planOneShot: ranks on either path agree
+	if err != nil || rounds != 1 {
 		return false
 	}
 	s := c.oneShot()
-	w := collWork{coll: t.coll, algo: d.algo, proto: d.proto, kernel: t.kernel, elt: t.elt, in: t.send, out: t.recv,
+	f := &c.fast
+	f.work = collWork{coll: t.coll, algo: d.algo, proto: d.proto, kernel: t.kernel, elt: t.elt, in: t.send, out: t.recv,
 		count: t.count, root: t.root, partCount: t.count}
-	if w.posts(c.rank) && !c.slotFree(s.seq+1) {
+	w := &f.work
+	posts := w.posts(c.rank)
+	if posts && !c.slotFree(s.seq+1) {
+		f.work = collWork{}
 		return false
 	}
-	os, err := c.planOneShot(*t)
-	if err != nil {
-		return false
-	}
-	w.os = os
+	w.os = oneShotWork{seq: s.seq + 1, rounds: 1, roundElems: elems}
+	s.seq++
 	c.enqueued++
 	if c.progress != nil {
 		c.progress.enqueued.Store(c.enqueued)
 	}
-	c.last = Choice{Coll: t.coll, Algo: oneShotName, Proto: llName, NChannels: 1, Bytes: nBytes,
-		NHosts: c.w.nHosts, Source: d.source}
+	if c.last.Coll != t.coll || c.last.Bytes != nBytes || c.last.Algo != oneShotName || c.last.Source != d.source {
+		c.last = Choice{Coll: t.coll, Algo: oneShotName, Proto: llName, NChannels: 1, Bytes: nBytes,
+			NHosts: c.w.nHosts, Source: d.source}
+	}
 	c.lastDecision = d
-	if w.posts(c.rank) {
-		c.postRound(&w, w.oneShotRound(0))
+	if posts {
+		c.postRound(w, w.oneShotRound(0))
 		w.os.prePosted = true
 	}
-	c.fast = fastWork{pending: true, seq: c.enqueued, work: w}
+	f.pending, f.seq = true, c.enqueued
 	return true
 }
 

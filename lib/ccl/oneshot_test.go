@@ -202,16 +202,24 @@ func TestOneShotOneThreadManyRounds(t *testing.T) {
 	const n = 3
 	comms := initT(t, n, Config{Algo: "OneShot"})
 	dt, op := reduce.Int32, reduce.Sum
-	for i, cnt := range []int{5, 3*oneshot.RoundBytes/4 + 1, 1, oneshot.RoundBytes/4 + 7} {
+	for i, cnt := range []int{5, 3*oneshot.RoundBytes/4 + 1, 1, oneshot.RoundBytes/4 + 7, 9, 3} {
 		recvs := make([][]byte, n)
 		if err := comms[0].GroupStart(); err != nil {
 			t.Fatal(err)
 		}
+		scatter := i%2 == 1 // reducescatter's posts are one segment per rank
 		for r, c := range comms {
 			send := make([]byte, cnt*4)
-			exact.Fill(send, dt, op, uint64(i), r, n, 0, cnt)
+			if scatter {
+				send = make([]byte, n*cnt*4)
+			}
+			exact.Fill(send, dt, op, uint64(i), r, n, 0, len(send)/4)
 			recvs[r] = make([]byte, cnt*4)
-			if err := c.AllReduce(send, recvs[r], cnt, dt, RedOp{Op: op}); err != nil {
+			call := c.AllReduce
+			if scatter {
+				call = c.ReduceScatter
+			}
+			if err := call(send, recvs[r], cnt, dt, RedOp{Op: op}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -223,11 +231,15 @@ func TestOneShotOneThreadManyRounds(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		want := make([]byte, cnt*4)
-		exact.Expected(want, dt, op, uint64(i), n, 0, cnt)
 		for r := range comms {
-			if wrong, first := exact.Compare(recvs[r], want, dt, 0); wrong > 0 {
-				t.Fatalf("count %d rank %d: %d wrong, first at %d", cnt, r, wrong, first)
+			want := make([]byte, cnt*4)
+			first := 0
+			if scatter {
+				first = r * cnt
+			}
+			exact.Expected(want, dt, op, uint64(i), n, first, cnt)
+			if wrong, at := exact.Compare(recvs[r], want, dt, 0); wrong > 0 {
+				t.Fatalf("count %d rank %d (reducescatter %v): %d wrong, first at %d", cnt, r, scatter, wrong, at)
 			}
 		}
 	}

@@ -17,3 +17,25 @@ func BenchmarkCallOneRank(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCallOneShotOneThread is the one-shot fast path's own cost: one
+// goroutine drives 2 ranks (nccl-tests -g 2), so every post is there when
+// each rank synchronizes and nothing waits. An op is both ranks' calls.
+func BenchmarkCallOneShotOneThread(b *testing.B) {
+	comms := initT(b, 2, Config{Algo: "OneShot"})
+	in := [2][]byte{make([]byte, 8), make([]byte, 8)}
+	out := [2][]byte{make([]byte, 8), make([]byte, 8)}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		for r, c := range comms {
+			if err := c.AllReduce(in[r], out[r], 2, Float32, Sum); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for _, c := range comms {
+			if err := c.Synchronize(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
