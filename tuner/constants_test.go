@@ -19,7 +19,13 @@ func synthetic(truth tuning.Constants, procs int) []Point {
 			hosts := n / per
 			for _, a := range tuning.Algos() {
 				for _, p := range proto.All() {
+					if !tuning.SupportsProto(a, p) {
+						continue
+					}
 					for nch := 1; nch <= 2; nch++ {
+						if a == tuning.OneShot && nch > 1 {
+							continue // one channel only
+						}
 						for b := int64(8); b <= 32<<20; b *= 4 {
 							pt := Point{Coll: tuning.AllReduce, Algo: a, Proto: p, NCh: nch, ReqCh: nch, NRanks: n, NHosts: hosts, Bytes: b}
 							us, ok := Predict(truth, procs, pt)
@@ -46,6 +52,8 @@ func TestFitConstantsRecoversSyntheticTruth(t *testing.T) {
 	truth.ChannelBwGBs[tuning.Intra] *= 0.6
 	truth.ChannelBwGBs[tuning.Inter] *= 0.6
 	truth.TreeBwFactor = 0.7
+	truth.BaseLatUs[tuning.OneShot][proto.LL] *= 2
+	truth.MaxChannelBwGBs[tuning.OneShot][proto.LL] *= 0.5
 	pts := synthetic(truth, 2)
 	start := tuning.DefaultConstants()
 	before := Evaluate(start, 2, pts)

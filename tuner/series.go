@@ -97,8 +97,9 @@ func KeyOf(r results.Record) Key {
 		Proto: canonical(r.Protocol, []string{"LL", "LL128", "Simple"}),
 		NCh:   r.Channels, BuffSize: r.BuffSize,
 	}
-	// Not LL: there the embedded stack's auto may run the one-shot.
-	if k.Algo == "auto" && k.Proto != "auto" && k.Proto != "LL" && ringOnly(k.Coll) {
+	// What ran, where the record says (the embedded stack's auto may run
+	// the one-shot with LL); else the collective's only NCCL algorithm.
+	if k.Algo == "auto" && k.Proto != "auto" && ringOnly(k.Coll) && (r.ChosenAlgo == "" || r.ChosenAlgo == "Ring") {
 		k.Algo = "Ring"
 	}
 	return k
