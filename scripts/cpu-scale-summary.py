@@ -3,13 +3,22 @@
 one goroutine per rank, gccl one process per rank) and, per rank count and
 size, auto against the best forced configuration of the small sweep.
 
-usage: scripts/cpu-scale-summary.py OUT_DIR"""
-import collections, glob, json, re, statistics, sys
+usage: scripts/cpu-scale-summary.py OUT_DIR   (e.g. docs/data/cpu16)"""
+import collections, glob, gzip, json, os, re, statistics, sys
 
 out = sys.argv[1]
+
+
+def lines(path):
+    """The lines of path, or of path.gz."""
+    if not os.path.exists(path) and os.path.exists(path + ".gz"):
+        return gzip.open(path + ".gz", "rt")
+    return gzip.open(path, "rt") if path.endswith(".gz") else open(path)
+
+
 lat = collections.defaultdict(list)
 cur = None
-for line in open(f"{out}/latency.txt"):
+for line in lines(f"{out}/latency.txt"):
     m = re.match(r"=== (\S+) n=(\d+) pass=(\d+)", line)
     if m:
         cur = (m.group(1), int(m.group(2)))
@@ -30,9 +39,9 @@ for n in sorted({k[1] for k in lat}):
 print()
 print("| ranks | size (B) | auto picks | auto (us) | best forced | best (us) | auto/best |")
 print("|---|---|---|---|---|---|---|")
-for path in sorted(glob.glob(f"{out}/small_n*.jsonl"), key=lambda p: int(re.search(r"n(\d+)", p).group(1))):
+for path in sorted(glob.glob(f"{out}/small_n*.jsonl*"), key=lambda p: int(re.search(r"n(\d+)", p).group(1))):
     rows = collections.defaultdict(dict)
-    for line in open(path):
+    for line in lines(path):
         r = json.loads(line)
         rows[(r["nranks"], r["size"])][(r["algorithm"], r["protocol"], r["channels"])] = r
     for (n, size), cfgs in sorted(rows.items()):
