@@ -53,6 +53,7 @@ type Root struct {
 	procs   []*member          // by process index once the table is out; guarded by mu
 	pending map[uint64]*gather // collectives under way, by sequence; guarded by mu
 	failed  string             // why the job failed, "" while it has not; guarded by mu
+	told    bool               // every process was sent failed; guarded by mu
 	closed  bool               // guarded by mu
 	left    chan struct{}      // closed when every process left or the job failed
 	timer   *time.Timer
@@ -356,16 +357,23 @@ func (r *Root) fail(reason string) {
 	}
 	r.failed = reason
 	members := slices.Clone(r.members)
-	r.checkLeft()
 	r.mu.Unlock()
 	msg := encodeStr(reason)
 	for _, m := range members {
 		m.send(frameLost, msg)
 	}
+	// Only now may Wait return: the root's process exits after it, and a
+	// process that saw its connection close before the reason arrived
+	// would report the root lost instead of the rank that was (seen in
+	// CI: a survivor of a killed rank 1 named rank 0's process).
+	r.mu.Lock()
+	r.told = true
+	r.checkLeft()
+	r.mu.Unlock()
 }
 
 // checkLeft closes left once every process said goodbye or is gone, or
-// the job failed. Called with mu held.
+// the job failed and every process was told why. Called with mu held.
 func (r *Root) checkLeft() {
 	select {
 	case <-r.left:
@@ -373,7 +381,9 @@ func (r *Root) checkLeft() {
 	default:
 	}
 	if r.failed != "" {
-		close(r.left)
+		if r.told {
+			close(r.left)
+		}
 		return
 	}
 	if r.procs == nil {
