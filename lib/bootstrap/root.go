@@ -254,12 +254,15 @@ func (r *Root) joinTimedOut() {
 	}
 	r.failed = reason
 	members := slices.Clone(r.members)
-	r.checkLeft()
 	r.mu.Unlock()
 	for _, m := range members {
 		m.send(frameRefuse, encodeStr(reason))
 		m.conn.Close()
 	}
+	r.mu.Lock()
+	r.told = true
+	r.checkLeft()
+	r.mu.Unlock()
 }
 
 // contribute adds a process's part of a collective; the last part

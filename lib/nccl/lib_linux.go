@@ -176,6 +176,11 @@ func Load() (*Lib, error) {
 // open loads lib from the first candidate that loads.
 func open(lib library) (uintptr, string, error) {
 	cs, fromEnv := lib.candidates(os.LookupEnv, filepath.Glob)
+	// dlerror is per OS thread: a goroutine that moved between dlopen and
+	// purego's dlerror call read another thread's (empty) message, which
+	// CI saw once.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	var tried []string
 	for _, c := range cs {
 		if !c.soname && !fileExists(c.path) {
