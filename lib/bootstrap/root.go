@@ -1,6 +1,7 @@
 package bootstrap
 
 import (
+	"cmp"
 	"crypto/subtle"
 	"fmt"
 	"io"
@@ -361,6 +362,12 @@ func (r *Root) fail(reason string) {
 	r.failed = reason
 	members := slices.Clone(r.members)
 	r.mu.Unlock()
+	// The root's own process last: told, it may exit at once, taking the
+	// root with it before the others heard why.
+	self := os.Getpid()
+	slices.SortStableFunc(members, func(a, b *member) int {
+		return cmp.Compare(boolInt(a.info.Pid == self), boolInt(b.info.Pid == self))
+	})
 	msg := encodeStr(reason)
 	for _, m := range members {
 		m.send(frameLost, msg)
@@ -373,6 +380,13 @@ func (r *Root) fail(reason string) {
 	r.told = true
 	r.checkLeft()
 	r.mu.Unlock()
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // checkLeft closes left once every process said goodbye or is gone, or
