@@ -77,6 +77,25 @@ func matrixCases(colls []Coll, n int, p proto.Protocol, cell int, sample bool) [
 	buff := proto.DefaultBuffSizes()
 	buff[proto.Simple], buff[proto.LL], buff[proto.LL128] = smallBuffers.BuffSize, smallBuffers.LLBuffSize, smallBuffers.LL128BuffSize
 	var cases []matrixCase
+	eachCollTypeOp(colls, func(coll Coll, dt DataType, op reduce.Op, k int) {
+		if sample && (k+cell)%7 != 0 {
+			return
+		}
+		for si, count := range matrixSizes(p, buff[p], dt.Size()) {
+			if coll == CollAlltoAll || coll == CollGather || coll == CollScatter {
+				count = min(count, 2*buff[p]/dt.Size()) // n messages each way: keep it quick
+			}
+			for _, inPlace := range []bool{false, true} {
+				cases = append(cases, matrixCase{coll: coll, dt: dt, op: op, count: count, root: (si + k) % n, inPlace: inPlace})
+			}
+		}
+	})
+	return cases
+}
+
+// eachCollTypeOp calls fn for every collective x type x reduction (Sum
+// alone for those that do not reduce), k counting the calls from 1.
+func eachCollTypeOp(colls []Coll, fn func(coll Coll, dt DataType, op reduce.Op, k int)) {
 	k := 0
 	for _, coll := range colls {
 		ops := []reduce.Op{reduce.Sum}
@@ -86,21 +105,10 @@ func matrixCases(colls []Coll, n int, p proto.Protocol, cell int, sample bool) [
 		for _, dt := range reduce.AllDataTypes() {
 			for _, op := range ops {
 				k++
-				if sample && (k+cell)%7 != 0 {
-					continue
-				}
-				for si, count := range matrixSizes(p, buff[p], dt.Size()) {
-					if coll == CollAlltoAll || coll == CollGather || coll == CollScatter {
-						count = min(count, 2*buff[p]/dt.Size()) // n messages each way: keep it quick
-					}
-					for _, inPlace := range []bool{false, true} {
-						cases = append(cases, matrixCase{coll: coll, dt: dt, op: op, count: count, root: (si + k) % n, inPlace: inPlace})
-					}
-				}
+				fn(coll, dt, op, k)
 			}
 		}
 	}
-	return cases
 }
 
 const guard = 64 // bytes after every buffer that must stay untouched

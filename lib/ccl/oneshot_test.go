@@ -33,29 +33,19 @@ func TestMatrixOneShot(t *testing.T) {
 			t.Parallel()
 			comms := initT(t, n, Config{Algo: "OneShot"})
 			var cases []matrixCase
-			k := 0
-			for _, coll := range oneShotColls {
-				ops := []reduce.Op{reduce.Sum}
-				if reduces(coll) {
-					ops = reduce.AllOps()
+			eachCollTypeOp(oneShotColls, func(coll Coll, dt DataType, op reduce.Op, k int) {
+				if sample && (k+n)%5 != 0 {
+					return
 				}
-				for _, dt := range reduce.AllDataTypes() {
-					for _, op := range ops {
-						k++
-						if sample && (k+n)%5 != 0 {
-							continue
-						}
-						for si, count := range oneShotCounts(dt.Size()) {
-							if sample && si >= 3 && (k%3 != 0 || (n > 3 && si == 5)) {
-								continue // rounds of 16 KiB on many ranks: the full run has them all
-							}
-							for _, inPlace := range []bool{false, true} {
-								cases = append(cases, matrixCase{coll: coll, dt: dt, op: op, count: count, root: (si + k) % n, inPlace: inPlace})
-							}
-						}
+				for si, count := range oneShotCounts(dt.Size()) {
+					if sample && si >= 3 && (k%3 != 0 || (n > 3 && si == 5)) {
+						continue // rounds of 16 KiB on many ranks: the full run has them all
+					}
+					for _, inPlace := range []bool{false, true} {
+						cases = append(cases, matrixCase{coll: coll, dt: dt, op: op, count: count, root: (si + k) % n, inPlace: inPlace})
 					}
 				}
-			}
+			})
 			runCases(t, comms, cases)
 			if got := comms[0].LastChoice(); n > 1 && (got.Algo != "OneShot" || got.Proto != "LL" || got.NChannels != 1) {
 				t.Errorf("last choice %+v, want OneShot/LL on one channel", got)
