@@ -175,11 +175,13 @@ func TestDebugInfoLogsEveryOperation(t *testing.T) {
 
 // With nothing forced, every size runs whatever the model picks and gets
 // the exact result: 8 ranks on 8 "hosts", under constants whose tree runs
-// at a third of the ring's bandwidth, make the model pick the one-shot for
-// the smallest sizes, trees above and rings for large ones.
+// at a third of the ring's bandwidth (and a one-shot reading at 0.75 GB/s),
+// make the model pick the one-shot for the smallest sizes, trees above and
+// rings for large ones.
 func TestModelChoicesAreCorrect(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "model.json")
-	slowTree := `{"version": 1, "tree_bw_factor": 0.3, "out_of_cache_bw_factor": {"Tree": {"LL": 0.5, "LL128": 0.5, "Simple": 0.5}}}`
+	slowTree := `{"version": 1, "tree_bw_factor": 0.3, "out_of_cache_bw_factor": {"Tree": {"LL": 0.5, "LL128": 0.5, "Simple": 0.5}},
+		"max_channel_bw_gbs": {"OneShot": {"LL": 0.75}}}`
 	if err := os.WriteFile(file, []byte(slowTree), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -80,6 +80,11 @@ func (b *Board) Put(r int, seq uint64, off int, data []byte) {
 	words := b.slot(r, seq)[2*off:]
 	flag := b.flag(seq) << 32
 	w, i, n := 0, 0, len(data)
+	if blocks := n / (2 * LineBytes); vectorLines && blocks > 0 {
+		_ = words[4*blocks-1] // the slot holds them (bounds check)
+		packLines(&words[0], &data[0], blocks, flag)
+		w, i = 4*blocks, 2*LineBytes*blocks
+	}
 	for ; i+LineBytes <= n; i += LineBytes {
 		v := binary.LittleEndian.Uint64(data[i:])
 		proto.StoreWord(&words[w], v&0xffffffff|flag)
@@ -128,7 +133,15 @@ func (b *Board) Get(r int, seq uint64, off int, dst []byte) int {
 	words := b.slot(r, seq)[2*off:]
 	f := uint32(b.flag(seq))
 	n := len(dst)
-	for i, w := 0, 0; i < n; i, w = i+LineBytes, w+2 {
+	i, w := 0, 0
+	if blocks := n / (2 * LineBytes); vectorLines && blocks > 0 {
+		_ = words[4*blocks-1]
+		if done := unpackLines(&dst[0], &words[0], blocks, f); done < 2*blocks {
+			return done
+		}
+		i, w = 2*LineBytes*blocks, 4*blocks
+	}
+	for ; i < n; i, w = i+LineBytes, w+2 {
 		w0 := atomic.LoadUint64(&words[w])
 		w1 := atomic.LoadUint64(&words[w+1])
 		if uint32(w0>>32) != f || uint32(w1>>32) != f {

@@ -20,10 +20,19 @@ func newTestBoard(n int) *Board {
 // offsets, comes back bit for bit, and a line of another round is reported
 // missing.
 func TestPutGetRoundTrip(t *testing.T) {
+	saved := vectorLines
+	defer func() { vectorLines = saved }()
+	for _, vec := range []bool{false, saved} {
+		vectorLines = vec
+		testPutGetRoundTrip(t)
+	}
+}
+
+func testPutGetRoundTrip(t *testing.T) {
 	b := newTestBoard(2)
 	rng := rand.New(rand.NewPCG(1, 2))
 	seq := uint64(1)
-	for n := 0; n <= 3*LineBytes+1; n++ {
+	for n := 0; n <= 9*LineBytes+1; n++ {
 		for _, off := range []int{0, 1, 5} {
 			data := make([]byte, n)
 			for i := range data {
@@ -156,5 +165,36 @@ func BenchmarkPutGet(b *testing.B) {
 				bd.Ack(0, seq)
 			}
 		})
+	}
+}
+
+// TestGetReportsTheFirstMissingLine: with any one line of a posted round
+// still holding an older flag, Get reports exactly that line (whether the
+// vector loop or the Go loop reads it), and copies the lines before it.
+func TestGetReportsTheFirstMissingLine(t *testing.T) {
+	for _, vec := range []bool{false, vectorLines} {
+		saved := vectorLines
+		vectorLines = vec
+		b := newTestBoard(1)
+		const n = 7*LineBytes + 3 // odd tail, blocks of two lines and one
+		data := make([]byte, n)
+		for i := range data {
+			data[i] = byte(i*13 + 1)
+		}
+		for miss := 0; miss < Lines(n); miss++ {
+			seq := uint64(miss + 1)
+			b.Put(0, seq, 2, data)
+			b.Publish(0, seq, 2+Lines(n))
+			words := b.slot(0, seq)[2*(2+miss):]
+			words[miss%2] = words[miss%2]&0xffffffff | (seq+Slots)<<32 // one word of the line is stale
+			got := make([]byte, n)
+			if m := b.Get(0, seq, 2, got); m != miss {
+				t.Fatalf("vector %v: line %d stale, Get = %d", vec, miss, m)
+			}
+			if !bytes.Equal(got[:miss*LineBytes], data[:miss*LineBytes]) {
+				t.Fatalf("vector %v: line %d stale, the lines before it read %x, want %x", vec, miss, got[:miss*LineBytes], data[:miss*LineBytes])
+			}
+		}
+		vectorLines = saved
 	}
 }
