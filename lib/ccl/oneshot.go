@@ -2,7 +2,6 @@ package ccl
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/gccl/gccl/lib/oneshot"
 	"github.com/gccl/gccl/lib/prims"
@@ -204,7 +203,7 @@ func (ch *channel) runOneShot(w *collWork) error {
 		if w.posts(me) && !(k == 0 && w.os.prePosted) {
 			if !oneshot.Free(rd.seq, s.minAcked) {
 				ready := func() bool { s.minAcked = c.minAcked(); return oneshot.Free(rd.seq, s.minAcked) }
-				if !ready() && !ch.spin(ready) {
+				if !ready() && !ch.waiter.Spin(ready) {
 					if err := ch.waiter.WaitKick(ready, c.kickPeers, func() string {
 						return fmt.Sprintf("every rank to finish one-shot round %d before rank %d reuses its slot", rd.seq-oneshot.Slots, me)
 					}); err != nil {
@@ -232,29 +231,6 @@ func (ch *channel) runOneShot(w *collWork) error {
 		}
 	}
 	return nil
-}
-
-// spin waits for ready by spinning alone, for the waiter's SpinFor (set
-// only while every rank has a processor), and reports whether it came. A
-// one-shot wait is for the slowest of all peers, so one that misses is
-// the rule with many ranks, not a sign that the peer shares this processor:
-// unlike the FIFO waits it does not back off (which made every wait of 16
-// ranks on 16 cores yield and park: 65 us for 8 B). The clock is read once
-// per 256 looks.
-func (ch *channel) spin(ready func() bool) bool {
-	d := ch.waiter.SpinFor
-	if d <= 0 {
-		return false
-	}
-	start := time.Now()
-	for i := 1; ; i++ {
-		if ready() {
-			return true
-		}
-		if i%256 == 0 && (time.Since(start) > d || ch.comm.w.abort.Aborted()) {
-			return false
-		}
-	}
 }
 
 // kickPeers starts every peer's queued channel-0 work nobody runs.
@@ -286,7 +262,7 @@ func (ch *channel) fetch(r int, seq uint64, off int, dst []byte) error {
 			continue
 		}
 		ready := func() bool { return b.Arrived(r, seq, line) }
-		if ch.spin(ready) {
+		if ch.waiter.Spin(ready) {
 			continue
 		}
 		if err := ch.waiter.WaitKick(ready, p.kick, func() string {

@@ -11,7 +11,6 @@
 package oneshot
 
 import (
-	"encoding/binary"
 	"sync/atomic"
 
 	"github.com/gccl/gccl/lib/proto"
@@ -85,19 +84,7 @@ func (b *Board) Put(r int, seq uint64, off int, data []byte) {
 		packLines(&words[0], &data[0], blocks, flag)
 		w, i = 4*blocks, 2*LineBytes*blocks
 	}
-	for ; i+LineBytes <= n; i += LineBytes {
-		v := binary.LittleEndian.Uint64(data[i:])
-		proto.StoreWord(&words[w], v&0xffffffff|flag)
-		proto.StoreWord(&words[w+1], v>>32|flag)
-		w += 2
-	}
-	if i < n {
-		var tail [LineBytes]byte
-		copy(tail[:], data[i:])
-		v := binary.LittleEndian.Uint64(tail[:])
-		proto.StoreWord(&words[w], v&0xffffffff|flag)
-		proto.StoreWord(&words[w+1], v>>32|flag)
-	}
+	proto.StoreLines(words[w:], data[i:], flag)
 }
 
 // Publish ends rank r's round seq after its Puts: it refreshes the rest
@@ -147,14 +134,7 @@ func (b *Board) Get(r int, seq uint64, off int, dst []byte) int {
 		if uint32(w0>>32) != f || uint32(w1>>32) != f {
 			return w / 2
 		}
-		v := w0&0xffffffff | w1<<32
-		if i+LineBytes <= n {
-			binary.LittleEndian.PutUint64(dst[i:], v)
-		} else {
-			var tail [LineBytes]byte
-			binary.LittleEndian.PutUint64(tail[:], v)
-			copy(dst[i:], tail[:])
-		}
+		proto.LinePayload(dst[i:], w0, w1)
 	}
 	return -1
 }

@@ -30,23 +30,7 @@ func (e *SendEnd) LLSend(data []byte) error {
 	}
 	flag := uint64(f.ll.flag(e.Step)) << 32
 	f.ctl.sizes[e.Step%Steps].Store(int64(len(data)))
-	w := 0
-	n := len(data)
-	i := 0
-	for ; i+LLDataPerLine <= n; i += LLDataPerLine {
-		v := binary.LittleEndian.Uint64(data[i:])
-		storeRelaxed64(&words[w], v&0xffffffff|flag)
-		storeRelaxed64(&words[w+1], v>>32|flag)
-		w += 2
-	}
-	if i < n {
-		var tail [LLDataPerLine]byte
-		copy(tail[:], data[i:])
-		v := binary.LittleEndian.Uint64(tail[:])
-		storeRelaxed64(&words[w], v&0xffffffff|flag)
-		storeRelaxed64(&words[w+1], v>>32|flag)
-		w += 2
-	}
+	w := StoreLines(words, data, flag)
 	if e.Step&f.ll.Clean == f.ll.Clean {
 		// Refresh every other line of the slot so no flag grows stale enough
 		// to alias a future step once the flag space wraps.
@@ -99,14 +83,7 @@ func (e *RecvEnd) LLRecv(dst []byte) error {
 				return err
 			}
 		}
-		v := w0&0xffffffff | w1<<32
-		if i+LLDataPerLine <= n {
-			binary.LittleEndian.PutUint64(dst[i:], v)
-		} else {
-			var tail [LLDataPerLine]byte
-			binary.LittleEndian.PutUint64(tail[:], v)
-			copy(dst[i:], tail[:])
-		}
+		LinePayload(dst[i:], w0, w1)
 	}
 	if n > 0 {
 		if err := e.checkSize(int(e.Step%Steps), n); err != nil {
@@ -136,3 +113,39 @@ func (e *RecvEnd) waitLLLine(words []uint64, w int, flag uint32) error {
 // sequentially consistent one elsewhere and under the race detector. For
 // other LL-line writers (lib/oneshot).
 func StoreWord(addr *uint64, v uint64) { storeRelaxed64(addr, v) }
+
+// StoreLines writes data as LL lines into words, 8 payload bytes per line
+// (the last one zero-padded), each word {4 data bytes | flag}, flag already
+// shifted to the high half; it returns the words written. Each word is one
+// StoreWord, in order.
+func StoreLines(words []uint64, data []byte, flag uint64) int {
+	w, i, n := 0, 0, len(data)
+	for ; i+LLDataPerLine <= n; i += LLDataPerLine {
+		v := binary.LittleEndian.Uint64(data[i:])
+		storeRelaxed64(&words[w], v&0xffffffff|flag)
+		storeRelaxed64(&words[w+1], v>>32|flag)
+		w += 2
+	}
+	if i < n {
+		var tail [LLDataPerLine]byte
+		copy(tail[:], data[i:])
+		v := binary.LittleEndian.Uint64(tail[:])
+		storeRelaxed64(&words[w], v&0xffffffff|flag)
+		storeRelaxed64(&words[w+1], v>>32|flag)
+		w += 2
+	}
+	return w
+}
+
+// LinePayload copies the payload of the LL line (w0, w1) into dst: 8
+// bytes, or fewer when dst is shorter (the last line of a message).
+func LinePayload(dst []byte, w0, w1 uint64) {
+	v := w0&0xffffffff | w1<<32
+	if len(dst) >= LLDataPerLine {
+		binary.LittleEndian.PutUint64(dst, v)
+		return
+	}
+	var tail [LLDataPerLine]byte
+	binary.LittleEndian.PutUint64(tail[:], v)
+	copy(dst, tail[:])
+}

@@ -145,3 +145,26 @@ func TestWakeReleasesParkedWaiter(t *testing.T) {
 	}
 	waitGoroutines(t, before)
 }
+
+// Spin: nothing without a SpinFor; true once ready comes within it; false
+// once SpinFor passes without it, or once the abort fires.
+func TestWaiterSpin(t *testing.T) {
+	w := proto.NewWaiter(proto.NewAbort(), time.Second)
+	if w.Spin(func() bool { return true }) {
+		t.Fatal("Spin with SpinFor 0 spun")
+	}
+	w.SpinFor = 50 * time.Millisecond
+	n := 0
+	if !w.Spin(func() bool { n++; return n > 1000 }) {
+		t.Fatal("Spin missed a ready that came")
+	}
+	start := time.Now()
+	if w.Spin(func() bool { return false }) || time.Since(start) < w.SpinFor {
+		t.Fatalf("Spin returned true or early (%v) with nothing ready", time.Since(start))
+	}
+	w.SpinFor = time.Hour
+	w.Abort.Trigger(nil)
+	if w.Spin(func() bool { return false }) {
+		t.Fatal("Spin reported ready after an abort")
+	}
+}
