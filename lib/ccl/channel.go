@@ -257,6 +257,15 @@ func (ch *channel) runColl(w *collWork) error {
 		Scratch: &ch.scratch, Scratch2: &ch.scratch2,
 	}
 	p.Begin()
+	if err := ch.ringOrTree(&p, w); err != nil {
+		return err
+	}
+	return p.End(w.tree)
+}
+
+// ringOrTree walks w's schedule over p.
+func (ch *channel) ringOrTree(p *prims.Prims, w *collWork) error {
+	n := ch.nRanks
 	part := w.partCount
 	switch {
 	case w.algo == tuning.Tree:

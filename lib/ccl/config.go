@@ -66,6 +66,12 @@ type Config struct {
 	// ModelFile overrides the cost model's constants (lib/tuning's
 	// constants JSON; a partial file changes only what it names).
 	ModelFile string
+	// NoDirect turns off direct reads between ranks of one process
+	// (GCCL_P2P_DIRECT_DISABLE=1, after NCCL's variable): a Simple step is
+	// then always copied through the FIFO's slot, as across processes. By
+	// default a rank posts a step whose bytes already sit in its own input
+	// or output by reference, and the peer reads them from there.
+	NoDirect bool
 	// Debug is GCCL_DEBUG: "INFO" logs one line per operation with the
 	// choice and the model's predicted time; "" or "WARN" logs nothing.
 	Debug string
@@ -100,6 +106,7 @@ const (
 	EnvTuningFile    = "GCCL_TUNING_FILE"
 	EnvModelFile     = "GCCL_MODEL_FILE"
 	EnvDebug         = "GCCL_DEBUG"
+	EnvDirectDisable = "GCCL_P2P_DIRECT_DISABLE"
 )
 
 // ChoiceEnv are the variables that change which algorithm, protocol,
@@ -172,6 +179,16 @@ func (c Config) FromLookup(lookup func(string) (string, bool)) (Config, error) {
 	}
 	if v, ok := lookup(EnvModelFile); ok {
 		c.ModelFile = strings.TrimSpace(v)
+	}
+	if v, ok := lookup(EnvDirectDisable); ok {
+		switch strings.TrimSpace(v) {
+		case "0", "":
+			c.NoDirect = false
+		case "1":
+			c.NoDirect = true
+		default:
+			return c, bad(EnvDirectDisable, v, "valid values are 1 (copy every step through the FIFO) or 0")
+		}
 	}
 	if v, ok := lookup(EnvDebug); ok {
 		if _, err := parseDebug(v); err != nil {
@@ -297,6 +314,7 @@ type settings struct {
 // validate returns one specific error per bad field.
 func (c Config) validate() (settings, error) {
 	s := settings{buff: proto.DefaultBuffSizes(), fifo: c.FifoOptions}
+	s.fifo.Direct = !c.NoDirect
 	p, err := parseProto(c.Proto)
 	if err != nil {
 		return s, fmt.Errorf("ccl: Config.Proto: %w", err)

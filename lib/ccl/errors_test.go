@@ -86,12 +86,17 @@ func TestEnvOverrides(t *testing.T) {
 	for k, v := range map[string]string{
 		EnvProto: "fast", EnvAlgo: "Butterfly", EnvNChannels: "0", EnvBuffSize: "12345",
 		EnvLLBuffSize: "x", EnvLL128BuffSize: "1K", EnvTimeout: "soon", EnvRanksPerHost: "-2", EnvDebug: "LOUD",
+		EnvDirectDisable: "yes",
 	} {
 		env = map[string]string{k: v}
 		_, err := Config{}.FromLookup(lookup)
 		if err == nil || !strings.Contains(err.Error(), k) || !strings.Contains(err.Error(), v) {
 			t.Errorf("%s=%s: want an error naming the variable and value, got %v", k, v, err)
 		}
+	}
+	env = map[string]string{EnvDirectDisable: "1"}
+	if c, err := (Config{}).FromLookup(lookup); err != nil || !c.NoDirect {
+		t.Errorf("GCCL_P2P_DIRECT_DISABLE=1: NoDirect %v, %v", c.NoDirect, err)
 	}
 	env = map[string]string{EnvTimeout: "0"}
 	if c, err := (Config{}).FromLookup(lookup); err != nil || c.Timeout >= 0 {

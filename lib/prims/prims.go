@@ -77,7 +77,11 @@ func (p *Prims) span(buf []byte, off, n int) []byte {
 }
 
 // simple moves a chunk in ChunkSteps/SliceSteps slices, reading from and
-// writing to the FIFO slots in place (no staging copy).
+// writing to the FIFO slots in place (no staging copy). On a Direct FIFO a
+// slice whose bytes already sit in the rank's own buffers (the input it
+// sends as is, the output it just wrote) is posted by reference: the
+// receiver reads it from there, one copy fewer on each side (End waits
+// until the receiver is done with it).
 func (p *Prims) simple(prim algo.Prim, inOff, outOff, nelem int, post bool) error {
 	slices := p.ChunkSteps / p.SliceSteps
 	var stepBytes int
@@ -86,6 +90,7 @@ func (p *Prims) simple(prim algo.Prim, inOff, outOff, nelem int, post bool) erro
 	} else {
 		stepBytes = p.Recv.F.StepBytes
 	}
+	direct := prim.Sends() && p.Send.F.Direct() && p.hasHome(prim)
 	size := algo.SliceSize(nelem, slices, stepBytes*p.SliceSteps/p.Elt)
 	for s := 0; s < slices; s++ {
 		off := min(s*size, nelem)
@@ -110,12 +115,63 @@ func (p *Prims) simple(prim algo.Prim, inOff, outOff, nelem int, post bool) erro
 		if prim.WritesOutput() {
 			out = p.span(p.Out, outOff+off, n)
 		}
-		p.compute(prim, rbuf, in, out, sbuf, post)
-		if prim.Sends() {
-			p.Send.SimplePost(p.SliceSteps, nb)
+		if direct {
+			// The home is the input (send, copySend) or the output the
+			// primitive writes (recvCopySend, recvReduceCopySend).
+			if prim != algo.Send {
+				p.compute(prim, rbuf, in, out, nil, post)
+			}
+			home := out
+			if prim == algo.Send || prim == algo.CopySend {
+				home = in
+			}
+			p.Send.SimplePostRef(p.SliceSteps, home)
+		} else {
+			p.compute(prim, rbuf, in, out, sbuf, post)
+			if prim.Sends() {
+				p.Send.SimplePost(p.SliceSteps, nb)
+			}
 		}
 		if prim.Recvs() {
 			p.Recv.SimpleRelease(p.SliceSteps)
+		}
+	}
+	return nil
+}
+
+// hasHome reports whether what prim sends is already in the rank's own
+// buffers: its input as is (no pre-op to apply), or the output it writes.
+// recvReduceSend's partial result has no home but the slot.
+func (p *Prims) hasHome(prim algo.Prim) bool {
+	switch prim {
+	case algo.Send:
+		return p.Kernel == nil || p.Kernel.Op() != reduce.PreMulSum
+	case algo.CopySend, algo.RecvCopySend, algo.RecvReduceCopySend:
+		return true
+	}
+	return false
+}
+
+// End waits until every receiver is done with the slices this rank posted
+// by reference (Direct FIFOs), so its buffers may change hands: the last
+// thing a rank does in an operation. t is the tree's links, or nil.
+func (p *Prims) End(t *TreeEnds) error {
+	if p.Send != nil {
+		if err := p.Send.Drain(); err != nil {
+			return err
+		}
+	}
+	if t == nil {
+		return nil
+	}
+	if t.ToParent != nil {
+		if err := t.ToParent.Drain(); err != nil {
+			return err
+		}
+	}
+	for _, s := range t.ToChildren {
+		if err := s.Drain(); err != nil {
+			return err
 		}
 	}
 	return nil

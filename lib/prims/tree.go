@@ -1,6 +1,7 @@
 package prims
 
 import (
+	"github.com/gccl/gccl/lib/algo"
 	"github.com/gccl/gccl/lib/proto"
 	"github.com/gccl/gccl/lib/reduce"
 )
@@ -72,6 +73,14 @@ func (p *Prims) treeUp(t *TreeEnds, off, n int) error {
 		rbufs = append(rbufs, b)
 	}
 	dst := p.span(p.Out, off, n)
+	if !root && len(rbufs) == 0 && t.ToParent.F.Direct() && p.hasHome(algo.Send) {
+		// A leaf whose input goes up as is: the parent reads it in place.
+		if _, err := t.ToParent.SimpleAcquire(1); err != nil {
+			return err
+		}
+		t.ToParent.SimplePostRef(1, in)
+		return nil
+	}
 	if !root {
 		s, err := t.ToParent.SimpleAcquire(1)
 		if err != nil {
@@ -160,6 +169,10 @@ func (p *Prims) treeDown(t *TreeEnds, off, n int) error {
 		buf, err := s.SimpleAcquire(1)
 		if err != nil {
 			return err
+		}
+		if s.F.Direct() {
+			s.SimplePostRef(1, out) // the child reads the result from our output
+			continue
 		}
 		copy(buf[:nb], src)
 		s.SimplePost(1, nb)

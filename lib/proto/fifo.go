@@ -57,6 +57,17 @@ type Fifo struct {
 	Overrun func(step, head uint64)
 	// startStep is where both ends' step counters start (tests start near wrap).
 	startStep uint64
+
+	// direct allows Simple posts by reference (SimplePostRef): both ends
+	// live in one process, so the receiver can read the sender's memory.
+	direct bool
+	// refs[slot] is the sender's memory a slice posted by reference lives
+	// in (nil: its bytes are in the slot). Written by the sender before it
+	// publishes the slice (the tail store, release); read by the receiver
+	// after it loaded that tail (acquire), exactly like the slot's bytes, so
+	// the counters order it and it needs no atomic of its own. Go pointers:
+	// in-process FIFOs only.
+	refs [Steps][]byte
 }
 
 // fifoCtl is a FIFO's counters (NCCL's connFifo and head/tail words). It
@@ -87,6 +98,11 @@ const fifoCtlBytes = 256
 type FifoOptions struct {
 	StartStep uint64      // initial step of both ends and of head/tail
 	LLFlags   LLFlagSpace // zero value means DefaultLLFlags
+	// Direct lets a Simple sender post a slice by reference to its own
+	// memory instead of copying it into the slot (NCCL's P2P direct read
+	// within a process). Only NewFifo honours it; a FIFO in memory shared
+	// by two processes (NewFifoAt) never posts by reference.
+	Direct bool
 }
 
 // NewFifo allocates a FIFO of buffSize bytes (validated by ValidateBuffSize).
@@ -95,6 +111,7 @@ func NewFifo(p Protocol, buffSize int, opt FifoOptions) (*Fifo, error) {
 		return nil, err
 	}
 	f := newFifo(p, buffSize, opt)
+	f.direct = opt.Direct && p == Simple
 	f.ctl = new(fifoCtl)
 	switch p {
 	case Simple:
@@ -188,11 +205,17 @@ func (f *Fifo) Lines() []uint64 { return f.lines }
 // Buffer exposes the raw Simple buffer to wire-format tests.
 func (f *Fifo) Buffer() []byte { return f.buf }
 
+// Direct reports whether a Simple slice may be posted by reference.
+func (f *Fifo) Direct() bool { return f.direct }
+
 // SendEnd is the sender's view of a FIFO. It is owned by one goroutine at a time.
 type SendEnd struct {
 	F    *Fifo
 	Step uint64 // next step to write; only this end changes it
 	Desc string // "rank 0 -> rank 1, channel 2": for error messages
+	// lent says a slice posted by reference may still be read: Drain
+	// must wait before the sender's memory changes hands.
+	lent bool
 }
 
 // RecvEnd is the receiver's view of a FIFO. It is owned by one goroutine at a time.
