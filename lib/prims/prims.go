@@ -178,34 +178,60 @@ func (p *Prims) End(t *TreeEnds) error {
 }
 
 // compute produces prim's result from the received data and the local input
-// into the output and/or the send slot.
+// into the output and/or the send slot. Where it writes both, it works in
+// blocks small enough for the first write to be read back from L1
+// (fuseBlock): one pass over memory, not two.
 func (p *Prims) compute(prim algo.Prim, rbuf, in, out, sbuf []byte, post bool) {
 	switch {
 	case prim.Reduces():
-		dst := out
-		if dst == nil {
-			dst = sbuf
+		if out == nil {
+			p.Kernel.Reduce(sbuf, rbuf, in, post)
+			return
 		}
-		p.Kernel.Reduce(dst, rbuf, in, post)
-		if out != nil && sbuf != nil {
-			copy(sbuf, dst)
+		if sbuf == nil {
+			p.Kernel.Reduce(out, rbuf, in, post)
+			return
+		}
+		blk := fuseBlock / p.Elt * p.Elt
+		for o := 0; o < len(out); o += blk {
+			e := min(o+blk, len(out))
+			p.Kernel.Reduce(out[o:e], rbuf[o:e], in[o:e], post)
+			copy(sbuf[o:e], out[o:e])
 		}
 	case prim.Recvs():
-		if out != nil {
-			copy(out, rbuf)
-		}
-		if sbuf != nil {
+		if out == nil || sbuf == nil {
+			copy(out, rbuf) // at most one of them is set
 			copy(sbuf, rbuf)
+			return
 		}
+		copyTwice(out, sbuf, rbuf)
 	case prim == algo.CopySend:
-		CopyUnlessSame(out, in)
-		copy(sbuf, in)
+		if len(out) > 0 && len(in) > 0 && &out[0] == &in[0] {
+			copy(sbuf, in)
+			return
+		}
+		copyTwice(out, sbuf, in)
 	default: // Send
 		if p.Kernel != nil {
 			p.Kernel.Pre(sbuf, in)
 		} else {
 			copy(sbuf, in)
 		}
+	}
+}
+
+// fuseBlock is the block compute works in when it writes two places: half
+// of a 32 KiB L1 data cache, so the block's source stays there for the
+// second write.
+const fuseBlock = 16 << 10
+
+// copyTwice copies src to a and b (of src's length) in one pass, block by
+// block.
+func copyTwice(a, b, src []byte) {
+	for o := 0; o < len(src); o += fuseBlock {
+		e := min(o+fuseBlock, len(src))
+		copy(a[o:e], src[o:e])
+		copy(b[o:e], src[o:e])
 	}
 }
 
