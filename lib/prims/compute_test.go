@@ -48,15 +48,23 @@ func TestComputeMatchesTwoPasses(t *testing.T) {
 		for _, prim := range prims {
 			for _, inPlace := range []bool{false, true} {
 				for _, post := range []bool{false, true} {
-					t.Run(fmt.Sprintf("%s/%d/inplace=%v/post=%v", prim, n, inPlace, post), func(t *testing.T) {
-						got, want := computeCase(k, prim, n, inPlace), computeCase(k, prim, n, inPlace)
-						p := &Prims{Kernel: k, Elt: 4}
-						p.compute(prim, got.rbuf, got.in, got.out, got.sbuf, post)
-						twoPasses(p, prim, want.rbuf, want.in, want.out, want.sbuf, post)
-						if !bytes.Equal(got.out, want.out) || !bytes.Equal(got.sbuf, want.sbuf) || !bytes.Equal(got.in, want.in) {
-							t.Fatal("fused compute differs from two passes")
+					for _, direct := range []bool{false, true} {
+						if direct && (!prim.Sends() || !prim.WritesOutput()) {
+							continue // only these run with no send slot (posted by reference)
 						}
-					})
+						t.Run(fmt.Sprintf("%s/%d/inplace=%v/post=%v/direct=%v", prim, n, inPlace, post, direct), func(t *testing.T) {
+							got, want := computeCase(k, prim, n, inPlace), computeCase(k, prim, n, inPlace)
+							if direct {
+								got.sbuf, want.sbuf = nil, nil
+							}
+							p := &Prims{Kernel: k, Elt: 4}
+							p.compute(prim, got.rbuf, got.in, got.out, got.sbuf, post)
+							twoPasses(p, prim, want.rbuf, want.in, want.out, want.sbuf, post)
+							if !bytes.Equal(got.out, want.out) || !bytes.Equal(got.sbuf, want.sbuf) || !bytes.Equal(got.in, want.in) {
+								t.Fatal("fused compute differs from two passes")
+							}
+						})
+					}
 				}
 			}
 		}

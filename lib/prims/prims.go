@@ -206,7 +206,8 @@ func (p *Prims) compute(prim algo.Prim, rbuf, in, out, sbuf []byte, post bool) {
 		}
 		copyTwice(out, sbuf, rbuf)
 	case prim == algo.CopySend:
-		if len(out) > 0 && len(in) > 0 && &out[0] == &in[0] {
+		if sbuf == nil || (len(out) > 0 && len(in) > 0 && &out[0] == &in[0]) {
+			CopyUnlessSame(out, in) // posted by reference, or in place
 			copy(sbuf, in)
 			return
 		}
