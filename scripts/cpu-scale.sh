@@ -5,9 +5,11 @@
 # mpirun; then per rank count a sweep of auto and forced configurations
 # 8 B..128 MiB, and Open MPI's large sizes.
 #
-#   BIN=dir OUT=dir bash scripts/cpu-scale.sh [latency] [sweep] [small]
+#   BIN=dir OUT=dir bash scripts/cpu-scale.sh [latency] [sweep] [small] [ab]
 #
 # small: the sweep's configurations at 8 B..32 KiB with 500 iterations.
+# ab:    small's sweep with BIN/allreduce_perf_base and BIN/allreduce_perf
+#        alternating, PASSES times (a change measured side by side).
 #
 # BIN holds CGO_ENABLED=0 builds of cmd/allreduce_perf and docs/data/peers/mpi_perf.c.
 set -u
@@ -49,5 +51,18 @@ if has small; then
 			--configs auto,OneShot/LL/1,Ring/LL/1,Ring/LL128/auto,Ring/Simple/auto,Tree/LL/1,Tree/Simple/auto \
 			--out "$OUT/small_n$n.jsonl"
 	done >"$OUT/small.txt" 2>&1
+fi
+if has ab; then
+	for pass in $(seq "${PASSES:-2}"); do
+		for n in $RANKS; do
+			for b in base new; do
+				bin="$BIN/allreduce_perf"
+				[ $b = base ] && bin="$BIN/allreduce_perf_base"
+				log "ab $b n=$n pass=$pass"
+				timeout 200 "$bin" -t "$n" -g 1 -b 8 -e 32K -f 8 -n 500 -w 50 -c 0 -a 3 --out-of-place-only \
+					--configs auto,OneShot/LL/1,Ring/LL/1,Ring/LL128/auto,Ring/Simple/auto,Tree/LL/1,Tree/Simple/auto
+			done
+		done
+	done >"$OUT/ab.txt" 2>&1
 fi
 log done

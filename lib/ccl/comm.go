@@ -534,7 +534,7 @@ type plan struct {
 	// its own, zero when they outnumber the processors (see
 	// proto.Waiter.SpinFor). Set at launch, read by the runners.
 	spin time.Duration
-	// noBackOff: the runners fill at most half the processors; see
+	// noBackOff: the runners fit the processors (planSpin); see
 	// proto.Waiter.NoBackOff. Set at launch with spin.
 	noBackOff bool
 	work      []chanWork // per channel; those with a nil plan have no work

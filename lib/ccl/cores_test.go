@@ -3,6 +3,9 @@ package ccl
 import (
 	"runtime"
 	"testing"
+	"time"
+
+	"github.com/gccl/gccl/lib/proto"
 )
 
 // The model's cores are GOMAXPROCS or the fewer physical cores under them,
@@ -15,6 +18,27 @@ func TestModelCores(t *testing.T) {
 		}
 		if phys := physicalCores(); phys > 0 && phys < procs && got != phys {
 			t.Errorf("modelCores(%d) = %d, want the %d physical cores", procs, got, phys)
+		}
+	}
+}
+
+// planSpin: no long spin past the processors; on big hosts a long spin
+// without back-off; on small ones the short spin, backing off unless the
+// runners fill at most half the processors.
+func TestPlanSpin(t *testing.T) {
+	for _, c := range []struct {
+		runners, procs int
+		spin           time.Duration
+		noBackOff      bool
+	}{
+		{3, 2, 0, false}, {17, 16, 0, false}, {64, 16, 0, false},
+		{16, 16, longSpinFor, true}, {1, 8, longSpinFor, true}, {8, 8, longSpinFor, true},
+		{2, 2, proto.DefaultSpinFor, false}, {1, 2, proto.DefaultSpinFor, true},
+		{2, 4, proto.DefaultSpinFor, true}, {3, 4, proto.DefaultSpinFor, false}, {1, 1, proto.DefaultSpinFor, false},
+	} {
+		spin, nb := planSpin(c.runners, c.procs)
+		if spin != c.spin || nb != c.noBackOff {
+			t.Errorf("planSpin(%d runners, %d procs) = %v, %v; want %v, %v", c.runners, c.procs, spin, nb, c.spin, c.noBackOff)
 		}
 	}
 }

@@ -150,10 +150,7 @@ func (c *Comm) runFast() {
 		runtime.Gosched()
 	}
 	w := &c.fast.work
-	ch.waiter.SpinFor, ch.waiter.NoBackOff = 0, 2*c.w.n <= c.w.procs
-	if c.w.n <= c.w.procs {
-		ch.waiter.SpinFor = proto.DefaultSpinFor
-	}
+	ch.waiter.SpinFor, ch.waiter.NoBackOff = planSpin(c.w.n, c.w.procs)
 	err := c.w.abort.Err()
 	if err == nil {
 		err = ch.runOneShot(w)
@@ -177,11 +174,7 @@ func (c *Comm) materializeFast() {
 	}
 	pl := c.newPlan()
 	pl.seq = c.fast.seq
-	pl.spin = 0
-	if c.w.n <= c.w.procs {
-		pl.spin = proto.DefaultSpinFor
-	}
-	pl.noBackOff = 2*c.w.n <= c.w.procs
+	pl.spin, pl.noBackOff = planSpin(c.w.n, c.w.procs)
 	cw := pl.channel(0)
 	cw.colls = append(cw.colls, c.fast.work)
 	c.fast = fastWork{}
