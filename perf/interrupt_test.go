@@ -41,6 +41,11 @@ func startChild(t *testing.T, dir string) (*exec.Cmd, *bytes.Buffer) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if b, err := os.ReadFile(filepath.Join(dir, "run.jsonl")); err == nil && bytes.Count(b, []byte("\n")) >= 2 {
+			// A record is written as a point ends, just before the engine
+			// looks for a signal: signal inside the next point (100000
+			// iterations: far longer than this), not at that boundary, or
+			// a second signal can come after the run already stopped.
+			time.Sleep(10 * time.Millisecond)
 			return cmd, &stderr
 		}
 		if err := cmd.Process.Signal(syscall.Signal(0)); err != nil || time.Now().After(deadline) {

@@ -12,7 +12,8 @@
 # gccl runs -N 3 loops and keeps the median; the summary is the median over
 # passes of each one's time, and busBw from it (nccl-tests' factors).
 #
-# usage: scripts/bench-mid.sh        (SIZES, PASSES, COLLS, OUT override)
+# usage: scripts/bench-mid.sh        (SIZES, PASSES, COLLS, OUT override;
+#        BIN=dir uses dir/<coll>_perf and dir/mpi_perf.c instead of building)
 # needs: mpicc and mpirun (apt-get install -y openmpi-bin libopenmpi-dev)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,8 +25,13 @@ out=${OUT:-results/local/bench-mid}
 mkdir -p "$out"
 raw="$out/raw.txt"
 : > "$raw"
-mpicc -O2 -o "$out/mpi_perf" docs/data/peers/mpi_perf.c
-for c in $colls; do go build -o "$out/${c}_perf" "./cmd/${c}_perf"; done
+if [ -n "${BIN:-}" ]; then
+  mpicc -O2 -o "$out/mpi_perf" "$BIN/mpi_perf.c"
+  for c in $colls; do cp "$BIN/${c}_perf" "$out/${c}_perf"; done
+else
+  mpicc -O2 -o "$out/mpi_perf" docs/data/peers/mpi_perf.c
+  for c in $colls; do go build -o "$out/${c}_perf" "./cmd/${c}_perf"; done
+fi
 mpirun="mpirun --allow-run-as-root --oversubscribe -np 2"
 mpiop() { case $1 in broadcast) echo bcast ;; *) echo "$1" ;; esac; }
 # gccl WHO COLL SIZE [launcher flags]: median of 3 loops, per placement.

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Summarise scripts/cpu-scale.sh output: latency medians (Open MPI, gccl
 one goroutine per rank, gccl one process per rank) and, per rank count and
-size, auto against the best forced configuration of the small sweep.
+size, auto against the best forced configuration of the small sweep and of
+the large sweep (sweep_n*/large_n*), and the large sweep's busBw against Open
+MPI's (sweep.txt). Parts whose files are missing are left out.
 
 usage: scripts/cpu-scale-summary.py OUT_DIR   (e.g. docs/data/cpu16)"""
 import collections, glob, gzip, json, os, re, statistics, sys
@@ -18,7 +20,8 @@ def lines(path):
 
 lat = collections.defaultdict(list)
 cur = None
-for line in lines(f"{out}/latency.txt"):
+have_lat = os.path.exists(f"{out}/latency.txt") or os.path.exists(f"{out}/latency.txt.gz")
+for line in lines(f"{out}/latency.txt") if have_lat else []:
     m = re.match(r"=== (\S+) n=(\d+) pass=(\d+)", line)
     if m:
         cur = (m.group(1), int(m.group(2)))
@@ -36,20 +39,52 @@ for n in sorted({k[1] for k in lat}):
             cells.append(f"{statistics.median(v):.2f}" if v else "-")
         if any(c != "-" for c in cells):
             print(f"| {n} | {size} | " + " | ".join(cells) + " |")
-print()
-print("| ranks | size (B) | auto picks | auto (us) | best forced | best (us) | auto/best |")
-print("|---|---|---|---|---|---|---|")
-for path in sorted(glob.glob(f"{out}/small_n*.jsonl*"), key=lambda p: int(re.search(r"n(\d+)", p).group(1))):
-    rows = collections.defaultdict(dict)
-    for line in lines(path):
-        r = json.loads(line)
-        rows[(r["nranks"], r["size"])][(r["algorithm"], r["protocol"], r["channels"])] = r
-    for (n, size), cfgs in sorted(rows.items()):
-        auto = cfgs.get(("auto", "auto", 0))
-        forced = {k: v for k, v in cfgs.items() if k[0] != "auto"}
-        if not auto or not forced:
-            continue
-        bk = min(forced, key=lambda k: forced[k]["time_us"])
-        b = forced[bk]["time_us"]
-        pick = f'{auto["chosen_algo"]}/{auto["chosen_proto"]}/{auto["chosen_channels"]}'
-        print(f'| {n} | {size} | {pick} | {auto["time_us"]:.1f} | {bk[0]}/{bk[1]}/{bk[2] or "auto"} | {b:.1f} | {auto["time_us"]/b:.2f} |')
+
+
+def auto_vs_best(pattern):
+    """Per rank count and size: auto's pick and time against the best forced."""
+    paths = sorted(glob.glob(f"{out}/{pattern}"), key=lambda p: int(re.search(r"n(\d+)", p).group(1)))
+    if not paths:
+        return {}
+    print()
+    print("| ranks | size (B) | auto picks | auto (us) | best forced | best (us) | auto/best |")
+    print("|---|---|---|---|---|---|---|")
+    autos = {}
+    for path in paths:
+        rows = collections.defaultdict(dict)
+        for line in lines(path):
+            r = json.loads(line)
+            rows[(r["nranks"], r["size"])][(r["algorithm"], r["protocol"], r["channels"])] = r
+        for (n, size), cfgs in sorted(rows.items()):
+            auto = cfgs.get(("auto", "auto", 0))
+            forced = {k: v for k, v in cfgs.items() if k[0] != "auto"}
+            if not auto or not forced:
+                continue
+            autos[(n, size)] = auto
+            bk = min(forced, key=lambda k: forced[k]["time_us"])
+            b = forced[bk]["time_us"]
+            pick = f'{auto["chosen_algo"]}/{auto["chosen_proto"]}/{auto["chosen_channels"]}'
+            print(f'| {n} | {size} | {pick} | {auto["time_us"]:.1f} | {bk[0]}/{bk[1]}/{bk[2] or "auto"} | {b:.1f} | {auto["time_us"]/b:.2f} |')
+    return autos
+
+
+auto_vs_best("small_n*.jsonl*")
+large = auto_vs_best("large_n*.jsonl*") or auto_vs_best("sweep_n*.jsonl*")
+# Open MPI's large sizes from sweep.txt: "=== mpi large n=N" then mpi_perf rows.
+mpi, cur = {}, None
+sweep = f"{out}/sweep.txt"
+for line in lines(sweep) if (os.path.exists(sweep) or os.path.exists(sweep + ".gz")) else []:
+    m = re.match(r"=== mpi large n=(\d+)", line)
+    if m or line.startswith("==="):
+        cur = int(m.group(1)) if m else None
+        continue
+    f = line.split()
+    if cur and len(f) >= 6 and f[0].isdigit():
+        mpi[(cur, int(f[0]))] = float(f[5])  # busbw_med
+if mpi and large:
+    print()
+    print("| ranks | size (B) | Open MPI busBw (GB/s) | gccl auto busBw (GB/s) | gccl/Open MPI |")
+    print("|---|---|---|---|---|")
+    for (n, size), a in sorted(large.items()):
+        if (n, size) in mpi and size >= 1 << 20:
+            print(f'| {n} | {size} | {mpi[(n, size)]:.2f} | {a["busbw_gbps"]:.2f} | {a["busbw_gbps"]/mpi[(n, size)]:.2f} |')

@@ -118,6 +118,7 @@ func knobs() []knob {
 			return []*float64{&c.ChannelBwGBs[tuning.Intra], &c.ChannelBwGBs[tuning.Inter]}
 		}, 0},
 		knob{"max_host_bw_gbs", func(c *tuning.Constants) []*float64 { return []*float64{&c.MaxHostBwGBs} }, 0},
+		knob{"host_bw_per_core_gbs", func(c *tuning.Constants) []*float64 { return []*float64{&c.HostBwPerCoreGBs} }, 0},
 		knob{"tree_bw_factor", func(c *tuning.Constants) []*float64 { return []*float64{&c.TreeBwFactor} }, 0},
 		// A few MiB: the last-level cache of the machines at hand.
 		knob{"cache_bytes", func(c *tuning.Constants) []*float64 { return []*float64{&c.CacheBytes} }, 4 << 20},

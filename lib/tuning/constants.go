@@ -115,6 +115,11 @@ type Constants struct {
 	// system. It bounds wire bytes, so a protocol's payload share of it
 	// is this times its efficiency. 0 = no cap.
 	MaxHostBwGBs float64 `json:"max_host_bw_gbs"`
+	// HostBwPerCoreGBs caps it too, per core the host's ranks run on
+	// (HostBwPerCoreGBs x Cores): a host's copies scale with the cores that
+	// run them until memory saturates, so a cap fitted on a 2-core machine
+	// must not bind a 16-core one. 0 = no such cap; without Cores it is off.
+	HostBwPerCoreGBs float64 `json:"host_bw_per_core_gbs"`
 	// TreeBwFactor scales tree bandwidth against ring's (NCCL uses .92 for
 	// its tree's imperfect pipelining).
 	TreeBwFactor float64 `json:"tree_bw_factor"`
@@ -177,6 +182,15 @@ func DefaultConstants() Constants {
 		c.StepLatUs[l][Ring] = [proto.NumProtocols]float64{proto.LL: 0.143, proto.LL128: 0.0462, proto.Simple: 0.488}
 		c.StepLatUs[l][Tree] = [proto.NumProtocols]float64{proto.LL: 0.363, proto.LL128: 0.349, proto.Simple: 0.0265}
 	}
+	c.StepLatUs[Intra][Tree][proto.Simple] = 0.3
+	// Tree/Simple's hop inside a host is not from that fit (0.0265 us: 2-4
+	// ranks' short chains could not tell a hop from the base). There a tree
+	// hop is a FIFO hop like the ring's; 0.3 us, set by hand with `tune
+	// choices` (the hop between hosts keeps the fit's value until a network
+	// transport measures its own): on the 16-core Xeon's sweeps (docs/data/cpu16/fit_n*) the
+	// fit's value picked an 8-16 rank chain for 512 B-32 KiB and cost a
+	// geomean regret of 37.9% (max 860%), 0.3 gives 18.2% (max 197%); on
+	// this VM's pass-3 sweeps 8.8% -> 10.8% (max 59% both).
 	// The one-shot algorithm (LL only), not in that fit: set from
 	// BenchmarkSmallAllReduce on this VM (2 ranks: 8 B 0.31 us in a quiet
 	// run; 1 KiB 0.4-1.0 us above 8 B in the same runs, with the AVX2 line
@@ -189,11 +203,18 @@ func DefaultConstants() Constants {
 	}
 	c.MaxChannelBwGBs[OneShot][proto.LL] = 3
 	c.OversubStepLatUs = [proto.NumProtocols]float64{proto.LL: 0.498, proto.LL128: 0.405, proto.Simple: 0.611}
-	// Unbounded in the fit (5e10): a channel alone is never the limit.
-	c.ChannelBwGBs = [NumLinks]float64{Intra: 1e6, Inter: 1e6}
+	// The fit's host cap (17.1 GB/s over the VM's 2 cores) as a per-core
+	// rate, and one channel (a goroutine, a core at most) at that rate: the
+	// same predictions on the VM, where 2 ranks fill both cores, but on a
+	// 16-core host 2 ranks' 4 channels get 4 cores' worth (measured on a
+	// 16-core Xeon, 2 ranks' Ring/Simple allreduce of 2-16 MiB: 4 channels
+	// 4.0-4.5x faster than 1; the host-wide cap had priced them alike and
+	// auto took 1).
+	c.ChannelBwGBs = [NumLinks]float64{Intra: 8.55, Inter: 8.55}
+	c.HostBwPerCoreGBs = 8.55
 	c.MaxChannelBwGBs[Ring] = [proto.NumProtocols]float64{proto.LL: 0.958, proto.LL128: 4.39}
 	c.MaxChannelBwGBs[Tree] = [proto.NumProtocols]float64{proto.LL: 1.24}
-	c.MaxHostBwGBs = 17.1
+	c.MaxHostBwGBs = 0 // see HostBwPerCoreGBs
 	c.TreeBwFactor = 0.718
 
 	// Not fitted: the least data per channel that pays for a channel's

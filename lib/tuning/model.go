@@ -83,7 +83,8 @@ func ceilLog2(n int) int {
 //	latency = BaseLatUs[a][p] + intraHops*(StepLatUs[Intra][a][p]+over) + interHops*(StepLatUs[Inter][a][p]+over)
 //	over    = OversubStepLatUs[p] * max(0, perHost*nCh/Cores - 1)              (Cores > 0)
 //	perCh   = min(min(ChannelBwGBs[links used]) * eff[p], MaxChannelBwGBs[a][p] if > 0)
-//	busBw   = min(min(nCh, Cores/perHost) * perCh, MaxHostBwGBs*eff[p]/perHost if > 0) (* TreeBwFactor for Tree)
+//	busBw   = min(min(nCh, Cores/perHost) * perCh, hostBw*eff[p]/perHost) (* TreeBwFactor for Tree)
+//	hostBw  = min(MaxHostBwGBs if > 0, HostBwPerCoreGBs*Cores if both > 0)      (no cap if neither)
 //	algBw   = busBw / busBwFactor(c, nRanks)
 //	time    = latency + min(bytes, CacheBytes) / algBw + max(0, bytes - CacheBytes) / (algBw * OutOfCacheBwFactor[a][p])
 //	          (CacheBytes > 0; else latency + bytes / algBw)
@@ -134,8 +135,8 @@ func (m *Model) Estimate(c Coll, a Algo, p proto.Protocol, nCh, nRanks, nHosts i
 		channels = min(channels, k.Cores/float64(perHost))
 	}
 	busBw := channels * perCh
-	if k.MaxHostBwGBs > 0 {
-		busBw = min(busBw, k.MaxHostBwGBs*eff/float64(perHost))
+	if hostBw := k.hostBw(); hostBw > 0 {
+		busBw = min(busBw, hostBw*eff/float64(perHost))
 	}
 	if a == Tree {
 		busBw *= k.TreeBwFactor
@@ -155,6 +156,17 @@ func (m *Model) Estimate(c Coll, a Algo, p proto.Protocol, nCh, nRanks, nHosts i
 		e.AlgBwGBs = b / (xfer * 1e3)
 	}
 	return e, finite(e) && algBw > 0
+}
+
+// hostBw is the cap on a host's bus bandwidth, 0 for none.
+func (k *Constants) hostBw() float64 {
+	bw := k.MaxHostBwGBs
+	if k.HostBwPerCoreGBs > 0 && k.Cores > 0 {
+		if perCore := k.HostBwPerCoreGBs * k.Cores; bw == 0 || perCore < bw {
+			bw = perCore
+		}
+	}
+	return bw
 }
 
 // oneShot prices the one-shot algorithm: one hop (per link kind the ranks
