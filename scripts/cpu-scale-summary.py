@@ -29,21 +29,22 @@ for line in lines(f"{out}/latency.txt") if have_lat else []:
     f = line.split()
     if cur and len(f) >= 6 and f[0].isdigit():
         lat[(cur[0], cur[1], int(f[0]))].append(float(f[2] if cur[0] == "mpi" else f[5]))
-print("| ranks | size (B) | Open MPI (us) | gccl -t N (us) | gccl --np N (us) |")
-print("|---|---|---|---|---|")
-for n in sorted({k[1] for k in lat}):
-    for size in (8, 64, 512, 1024):
-        cells = []
-        for who in ("mpi", "gccl-t", "gccl-np"):
-            v = lat.get((who, n, size))
-            cells.append(f"{statistics.median(v):.2f}" if v else "-")
-        if any(c != "-" for c in cells):
-            print(f"| {n} | {size} | " + " | ".join(cells) + " |")
+if lat:
+    print("| ranks | size (B) | Open MPI (us) | gccl -t N (us) | gccl --np N (us) |")
+    print("|---|---|---|---|---|")
+    for n in sorted({k[1] for k in lat}):
+        for size in (8, 64, 512, 1024):
+            cells = []
+            for who in ("mpi", "gccl-t", "gccl-np"):
+                v = lat.get((who, n, size))
+                cells.append(f"{statistics.median(v):.2f}" if v else "-")
+            if any(c != "-" for c in cells):
+                print(f"| {n} | {size} | " + " | ".join(cells) + " |")
 
 
 def auto_vs_best(pattern):
     """Per rank count and size: auto's pick and time against the best forced."""
-    paths = sorted(glob.glob(f"{out}/{pattern}"), key=lambda p: int(re.search(r"n(\d+)", p).group(1)))
+    paths = sorted(glob.glob(f"{out}/{pattern}"), key=lambda p: int(re.search(r"n(\d+)", os.path.basename(p)).group(1)))
     if not paths:
         return {}
     print()
