@@ -68,7 +68,44 @@ type Fifo struct {
 	// the counters order it and it needs no atomic of its own. Go pointers:
 	// in-process FIFOs only.
 	refs [Steps][]byte
+
+	// log is the post log of a Proxied FIFO (nil otherwise).
+	log *postLog
 }
+
+// Post is one published slice as its proxy sees it: the first step, the
+// steps it spans (Simple slices span several) and its payload bytes.
+type Post struct {
+	Step   uint64
+	Steps  int
+	NBytes int
+}
+
+// postLog is the record of a Proxied FIFO's posts, in order. At most Steps
+// posts are ever unread: each takes a step's credit, which the proxy gives
+// back only after it read the post.
+type postLog struct {
+	// posted counts the posts. Written (Store, release) by the sender after
+	// the entry and the slice's data; loaded (acquire) by the proxy.
+	posted atomic.Uint64
+	// entries[i%Steps] is post i: written by the sender before posted
+	// counts it, read by the proxy after.
+	entries [Steps]Post
+}
+
+// logPost records a published slice (Proxied FIFOs only).
+func (f *Fifo) logPost(step uint64, steps, nbytes int) {
+	l := f.log
+	n := l.posted.Load()
+	l.entries[n%Steps] = Post{Step: step, Steps: steps, NBytes: nbytes}
+	l.posted.Store(n + 1)
+}
+
+// Posted is how many slices the sender has published (Proxied FIFOs).
+func (f *Fifo) Posted() uint64 { return f.log.posted.Load() }
+
+// PostAt is post i, once Posted() > i and before the proxy released it.
+func (f *Fifo) PostAt(i uint64) Post { return f.log.entries[i%Steps] }
 
 // fifoCtl is a FIFO's counters (NCCL's connFifo and head/tail words). It
 // holds no Go pointers, so it may live in memory shared by two processes.
@@ -103,6 +140,11 @@ type FifoOptions struct {
 	// within a process). Only NewFifo honours it; a FIFO in memory shared
 	// by two processes (NewFifoAt) never posts by reference.
 	Direct bool
+	// Proxied says a proxy goroutine, not a rank, is the FIFO's other end
+	// (a network connection): every post is also logged (Posts) so the
+	// proxy learns each slice's first step, steps and bytes whatever the
+	// protocol. Only NewFifo honours it; it turns Direct off.
+	Proxied bool
 }
 
 // NewFifo allocates a FIFO of buffSize bytes (validated by ValidateBuffSize).
@@ -111,7 +153,10 @@ func NewFifo(p Protocol, buffSize int, opt FifoOptions) (*Fifo, error) {
 		return nil, err
 	}
 	f := newFifo(p, buffSize, opt)
-	f.direct = opt.Direct && p == Simple
+	f.direct = opt.Direct && p == Simple && !opt.Proxied
+	if opt.Proxied {
+		f.log = new(postLog)
+	}
 	f.ctl = new(fifoCtl)
 	switch p {
 	case Simple:

@@ -45,6 +45,9 @@ func (e *SendEnd) LLSend(data []byte) error {
 		// line stores (the Dekker pair with the receiver going to sleep).
 		atomic.StoreUint64(&words[w-1], words[w-1])
 	}
+	if f.log != nil {
+		f.logPost(e.Step, 1, len(data)) // after the lines: the log's store releases them
+	}
 	e.Step++
 	f.RecvWaiter.Wake()
 	return nil

@@ -50,6 +50,9 @@ func (e *SendEnd) LL128Send(data []byte) error {
 		// A full barrier before the wake check (see LLSend).
 		atomic.StoreUint64(&words[last], flag)
 	}
+	if f.log != nil {
+		f.logPost(e.Step, 1, len(data)) // after the lines: the log's store releases them
+	}
 	e.Step++
 	f.RecvWaiter.Wake()
 	return nil

@@ -27,6 +27,9 @@ func (e *SendEnd) SimplePost(steps, nbytes int) {
 		f.refs[e.Step%Steps] = nil
 	}
 	f.ctl.sizes[e.Step%Steps].Store(int64(nbytes))
+	if f.log != nil {
+		f.logPost(e.Step, steps, nbytes)
+	}
 	e.Step += uint64(steps)
 	f.ctl.tail.Store(e.Step)
 	f.RecvWaiter.Wake()

@@ -54,6 +54,13 @@ type Conn struct {
 	// Close releases the connection's memory (nil: the garbage collector
 	// does). Called once both ends' users are gone.
 	Close func()
+	// Start, when set, starts the transport's own goroutines (network
+	// proxies) once the caller has set the FIFO's waiters and kicks. A
+	// transport that sets a FIFO's waiter itself (the proxy's, for the end
+	// it serves) keeps it: the caller fills only those left nil.
+	Start func()
+
+	proxy *proxy // the network transport's proxy (tests)
 }
 
 // Transport is one way of connecting two ranks.

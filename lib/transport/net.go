@@ -1,0 +1,442 @@
+package transport
+
+import (
+	"bufio"
+	"crypto/subtle"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gccl/gccl/lib/proto"
+)
+
+// Net connects ranks on different hosts over TCP with NCCL's proxy design:
+// each end has a FIFO in its own memory that its rank uses exactly as in
+// one process, and a proxy goroutine bridges the two over a socket. On the
+// sending host the proxy reads each published slice from the local FIFO
+// (as the receiver would), returns its credit and writes one frame; on the
+// receiving host the proxy reads the frame and publishes it into the local
+// FIFO (as the sender would), at the same step.
+//
+// LL and LL128 lines are rebuilt by the receiving proxy, not carried: the
+// wire holds payload only (half of LL's bytes), and the receiving FIFO's
+// flags are then written with the stores the protocol's ordering relies
+// on, which a socket's copy into memory does not promise.
+//
+// A connection is opened by the sender: it dials the receiving process's
+// listener (one per process, NetListener) and names the connection and the
+// job's token in a hello; the listener refuses and logs a wrong token and
+// goes on.
+type Net struct {
+	Listener *NetListener
+	// Addr is the listener address of the process that holds rank.
+	Addr  func(rank int) (string, error)
+	Token string
+	// Timeout bounds dialling and waiting for the sender's dial.
+	Timeout time.Duration
+	// Stop reports that the job aborted: waits for a peer end early.
+	Stop func() bool
+	// Abort is the job's abort signal: the proxies stop with it, and a
+	// proxy whose socket fails triggers it with an error naming the peer.
+	Abort *proto.Abort
+}
+
+func (Net) Name() string { return "net" }
+
+func (Net) CanConnect(from, to Peer) bool { return from.Host != to.Host }
+
+// NetKey names a connection's protocol on the wire (as Shm names segments).
+func NetKey(req Request) string {
+	return fmt.Sprintf("%d-%d-c%d-%s-%s-%d", req.From.Rank, req.To.Rank, req.Channel, req.Kind, req.Proto, req.BuffSize)
+}
+
+// frameHeader is a frame's header: the slice's first step (u64), its steps
+// (u32) and its payload bytes (u32), little-endian; the payload follows.
+const frameHeader = 16
+
+func (t Net) Connect(req Request) (*Conn, error) {
+	if req.Sides == BothSides {
+		return nil, fmt.Errorf("net: ranks %d and %d are in one process: use the in-process transport", req.From.Rank, req.To.Rank)
+	}
+	opt := req.Options
+	opt.Direct, opt.Proxied = false, true
+	f, err := proto.NewFifo(req.Proto, req.BuffSize, opt)
+	if err != nil {
+		return nil, err
+	}
+	key := NetKey(req)
+	px := &proxy{f: f, step: opt.StartStep, stop: proto.NewAbort(), abort: t.Abort,
+		buf: make([]byte, frameHeader+req.BuffSize)}
+	px.waiter = proto.NewWaiter(px.stop, 0) // idle between operations: no timeout
+	if req.Sides == SendOnly {
+		addr, err := t.Addr(req.To.Rank)
+		if err != nil {
+			return nil, err
+		}
+		if px.conn, err = dialNet(addr, t.Token, key, t.Timeout, t.Stop); err != nil {
+			return nil, fmt.Errorf("dialling rank %d (host %q) at %s: %w", req.To.Rank, req.To.Host, addr, err)
+		}
+		px.peer = fmt.Sprintf("rank %d (host %q, %s)", req.To.Rank, req.To.Host, addr)
+		px.desc = fmt.Sprintf("rank %d -> rank %d, channel %d (%s, %s)", req.From.Rank, req.To.Rank, req.Channel, req.Kind, req.Proto)
+		f.RecvWaiter = px.waiter // a post wakes the proxy
+		return &Conn{SendSide: f, Start: px.startSend, Close: px.close, proxy: px}, nil
+	}
+	if px.conn, err = t.Listener.Await(key, t.Timeout, t.Stop); err != nil {
+		return nil, fmt.Errorf("waiting for rank %d (host %q) to connect: %w", req.From.Rank, req.From.Host, err)
+	}
+	px.peer = fmt.Sprintf("rank %d (host %q, %s)", req.From.Rank, req.From.Host, px.conn.RemoteAddr())
+	px.desc = fmt.Sprintf("rank %d -> rank %d, channel %d (%s, %s)", req.From.Rank, req.To.Rank, req.Channel, req.Kind, req.Proto)
+	f.SendWaiter = px.waiter // a released slot wakes the proxy
+	return &Conn{RecvSide: f, Start: px.startRecv, Close: px.close, proxy: px}, nil
+}
+
+// proxy is one end's goroutine of a network connection.
+type proxy struct {
+	f          *proto.Fifo
+	conn       net.Conn
+	step       uint64 // the FIFO's first step
+	waiter     *proto.Waiter
+	stop       *proto.Abort // Close, or the job's abort, stops the proxy
+	abort      *proto.Abort // the job's
+	buf        []byte       // a frame: header and payload; reused
+	peer, desc string
+	closed     atomic.Bool // set by close (any goroutine), read by the proxy
+	done       chan struct{}
+}
+
+func (px *proxy) start(run func() error) {
+	px.done = make(chan struct{})
+	if px.abort != nil {
+		px.abort.OnTrigger(func() { px.stop.Trigger(proto.ErrAborted) })
+	}
+	go func() {
+		defer close(px.done)
+		if err := run(); err != nil && !px.closed.Load() && !px.stop.Aborted() && px.abort != nil {
+			px.abort.Trigger(fmt.Errorf("net: %s: the link to %s failed: %w", px.desc, px.peer, err))
+		}
+	}()
+}
+
+func (px *proxy) startSend() { px.start(px.runSend) }
+func (px *proxy) startRecv() { px.start(px.runRecv) }
+
+// close stops the proxy and its socket and waits for its goroutine.
+func (px *proxy) close() {
+	px.closed.Store(true)
+	px.stop.Trigger(proto.ErrAborted)
+	px.conn.Close()
+	if px.done != nil {
+		<-px.done
+	}
+}
+
+// runSend reads each post of the local FIFO and writes it as a frame.
+func (px *proxy) runSend() error {
+	f := px.f
+	r := &proto.RecvEnd{F: f, Step: px.step, Desc: px.desc + " (proxy)"}
+	for i := uint64(0); ; i++ {
+		ready := func() bool { return f.Posted() > i }
+		if !ready() {
+			if err := px.waiter.Wait(ready, func() string { return "the next post" }); err != nil {
+				return err
+			}
+		}
+		p := f.PostAt(i)
+		r.Step = p.Step
+		payload := px.buf[frameHeader : frameHeader+p.NBytes]
+		var err error
+		switch f.Proto {
+		case proto.Simple:
+			var b []byte
+			if b, err = r.SimpleWait(p.Steps, p.NBytes); err == nil {
+				copy(payload, b)
+				r.SimpleRelease(p.Steps)
+			}
+		case proto.LL:
+			err = r.LLRecv(payload)
+		default:
+			err = r.LL128Recv(payload)
+		}
+		if err != nil {
+			return err
+		}
+		binary.LittleEndian.PutUint64(px.buf[0:], p.Step)
+		binary.LittleEndian.PutUint32(px.buf[8:], uint32(p.Steps))
+		binary.LittleEndian.PutUint32(px.buf[12:], uint32(p.NBytes))
+		if _, err := px.conn.Write(px.buf[:frameHeader+p.NBytes]); err != nil {
+			return err
+		}
+	}
+}
+
+// runRecv reads frames and publishes each into the local FIFO at its step.
+func (px *proxy) runRecv() error {
+	f := px.f
+	s := &proto.SendEnd{F: f, Step: px.step, Desc: px.desc + " (proxy)"}
+	rd := bufio.NewReaderSize(px.conn, 64<<10)
+	hdr := px.buf[:frameHeader]
+	for {
+		if _, err := io.ReadFull(rd, hdr); err != nil {
+			return err
+		}
+		step := binary.LittleEndian.Uint64(hdr[0:])
+		steps := int(binary.LittleEndian.Uint32(hdr[8:]))
+		n := int(binary.LittleEndian.Uint32(hdr[12:]))
+		limit := f.StepData()
+		if f.Proto == proto.Simple {
+			limit = steps * f.StepBytes
+		}
+		if steps < 1 || steps > proto.Steps || n > limit || step < s.Step {
+			return fmt.Errorf("a malformed frame (step %d, %d steps, %d bytes; next step %d, at most %d bytes)", step, steps, n, s.Step, limit)
+		}
+		s.Step = step
+		if f.Proto == proto.Simple {
+			slot, err := s.SimpleAcquire(steps)
+			if err != nil {
+				return err
+			}
+			if _, err := io.ReadFull(rd, slot[:n]); err != nil {
+				return err
+			}
+			s.SimplePost(steps, n)
+			continue
+		}
+		payload := px.buf[frameHeader : frameHeader+n]
+		if _, err := io.ReadFull(rd, payload); err != nil {
+			return err
+		}
+		var err error
+		if f.Proto == proto.LL {
+			err = s.LLSend(payload)
+		} else {
+			err = s.LL128Send(payload)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// helloMagic opens every connection to a NetListener.
+const helloMagic = "GCCLNET1"
+
+// socketBuffer is each socket's send and receive buffer: large, so a
+// whole FIFO's worth of steps can be in flight.
+const socketBuffer = 4 << 20
+
+func tune(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+		_ = tc.SetReadBuffer(socketBuffer)
+		_ = tc.SetWriteBuffer(socketBuffer)
+	}
+}
+
+// dialNet connects to the listener at addr, retrying until timeout, and
+// presents the token and the connection's key; the listener answers one
+// byte when it took the connection.
+func dialNet(addr, token, key string, timeout time.Duration, stop func() bool) (net.Conn, error) {
+	if timeout <= 0 {
+		timeout = time.Minute
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Until(deadline))
+		if err == nil {
+			tune(c)
+			if err = hello(c, token, key, deadline); err == nil {
+				return c, nil
+			}
+			c.Close()
+		}
+		if time.Now().After(deadline) || (stop != nil && stop()) {
+			return nil, err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func hello(c net.Conn, token, key string, deadline time.Time) error {
+	_ = c.SetDeadline(deadline)
+	defer c.SetDeadline(time.Time{})
+	msg := make([]byte, 0, len(helloMagic)+4+len(token)+len(key))
+	msg = append(msg, helloMagic...)
+	msg = binary.LittleEndian.AppendUint16(msg, uint16(len(token)))
+	msg = append(msg, token...)
+	msg = binary.LittleEndian.AppendUint16(msg, uint16(len(key)))
+	msg = append(msg, key...)
+	if _, err := c.Write(msg); err != nil {
+		return err
+	}
+	var ok [1]byte
+	if _, err := io.ReadFull(c, ok[:]); err != nil {
+		return fmt.Errorf("the listener refused the connection (wrong job token?): %w", err)
+	}
+	return nil
+}
+
+// NetListener is a process's listener for the network connections other
+// processes open to its ranks. It checks each one's token and hands it to
+// the Connect waiting for its key (or keeps it until one does).
+type NetListener struct {
+	ln    net.Listener
+	token string
+	logf  func(format string, args ...any)
+
+	mu      sync.Mutex
+	waiting map[string]chan net.Conn // guarded by mu
+	arrived map[string]net.Conn      // guarded by mu: came before their Await
+	closed  bool                     // guarded by mu
+}
+
+// ListenNet listens on addr ("host:port"; port 0 picks one) for the job
+// with token. logf receives a line per refused connection.
+func ListenNet(addr, token string, logf func(format string, args ...any)) (*NetListener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("net: listening on %s: %w", addr, err)
+	}
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	l := &NetListener{ln: ln, token: token, logf: logf, waiting: map[string]chan net.Conn{}, arrived: map[string]net.Conn{}}
+	go l.acceptLoop()
+	return l, nil
+}
+
+// Addr is where the listener listens.
+func (l *NetListener) Addr() string { return l.ln.Addr().String() }
+
+func (l *NetListener) acceptLoop() {
+	for {
+		c, err := l.ln.Accept()
+		if err != nil {
+			return // closed
+		}
+		go l.admit(c)
+	}
+}
+
+// admit reads a connection's hello within 5 s and delivers it, or refuses
+// and logs it. It never blocks the accept loop.
+func (l *NetListener) admit(c net.Conn) {
+	key, err := readHello(c, l.token)
+	if err != nil {
+		l.logf("gccl: net: refused a connection from %s: %v", c.RemoteAddr(), err)
+		c.Close()
+		return
+	}
+	tune(c)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.closed:
+		c.Close()
+	case l.waiting[key] != nil:
+		l.waiting[key] <- c
+		delete(l.waiting, key)
+	case l.arrived[key] != nil:
+		l.logf("gccl: net: refused a second connection for %s from %s", key, c.RemoteAddr())
+		c.Close()
+	default:
+		l.arrived[key] = c
+	}
+}
+
+func readHello(c net.Conn, token string) (string, error) {
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	defer c.SetDeadline(time.Time{})
+	var magic [len(helloMagic)]byte
+	if _, err := io.ReadFull(c, magic[:]); err != nil || string(magic[:]) != helloMagic {
+		return "", errors.New("not a gccl connection")
+	}
+	got, err := readString(c)
+	if err != nil {
+		return "", err
+	}
+	if subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+		return "", errors.New("wrong job token")
+	}
+	key, err := readString(c)
+	if err != nil {
+		return "", err
+	}
+	if _, err := c.Write([]byte{1}); err != nil {
+		return "", err
+	}
+	return key, nil
+}
+
+func readString(r io.Reader) (string, error) {
+	var n [2]byte
+	if _, err := io.ReadFull(r, n[:]); err != nil {
+		return "", errors.New("a short hello")
+	}
+	b := make([]byte, binary.LittleEndian.Uint16(n[:]))
+	if _, err := io.ReadFull(r, b); err != nil {
+		return "", errors.New("a short hello")
+	}
+	return string(b), nil
+}
+
+// Await returns the connection opened for key, waiting up to timeout (0:
+// a minute) or until stop says the job aborted.
+func (l *NetListener) Await(key string, timeout time.Duration, stop func() bool) (net.Conn, error) {
+	l.mu.Lock()
+	if c := l.arrived[key]; c != nil {
+		delete(l.arrived, key)
+		l.mu.Unlock()
+		return c, nil
+	}
+	if l.closed {
+		l.mu.Unlock()
+		return nil, errors.New("net: the listener is closed")
+	}
+	ch := make(chan net.Conn, 1)
+	l.waiting[key] = ch
+	l.mu.Unlock()
+	if timeout <= 0 {
+		timeout = time.Minute
+	}
+	deadline := time.Now().Add(timeout)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case c := <-ch:
+			return c, nil
+		case <-tick.C:
+		}
+		if time.Now().After(deadline) || (stop != nil && stop()) {
+			l.mu.Lock()
+			delete(l.waiting, key)
+			l.mu.Unlock()
+			select {
+			case c := <-ch: // delivered meanwhile
+				return c, nil
+			default:
+			}
+			return nil, fmt.Errorf("no connection for %s within %v", key, timeout)
+		}
+	}
+}
+
+// Close stops listening and closes the connections no one took.
+func (l *NetListener) Close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return
+	}
+	l.closed = true
+	l.ln.Close()
+	for k, c := range l.arrived {
+		c.Close()
+		delete(l.arrived, k)
+	}
+}

@@ -1,0 +1,202 @@
+package transport
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gccl/gccl/lib/proto"
+)
+
+// netPair opens one connection of protocol p over loopback TCP: the
+// sender's FIFO and the receiver's, each bridged by its proxy, both ends in
+// this process (as two hosts would hold them).
+func netPair(t *testing.T, p proto.Protocol, size int, abort *proto.Abort) (*proto.SendEnd, *proto.RecvEnd, *Conn, *Conn) {
+	t.Helper()
+	const token = "job-token"
+	l, err := ListenNet("127.0.0.1:0", token, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Close)
+	tr := Net{Listener: l, Addr: func(int) (string, error) { return l.Addr(), nil }, Token: token, Timeout: 5 * time.Second, Abort: abort}
+	req := Request{From: Peer{Rank: 0, Host: "a", Pid: 1}, To: Peer{Rank: 1, Host: "b", Pid: 2}, Proto: p, BuffSize: size, Kind: "ring"}
+	req.Sides = SendOnly
+	sc, err := Connect([]Transport{InProc{}, Shm{}, tr}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Sides = RecvOnly
+	rc, err := Connect([]Transport{InProc{}, Shm{}, tr}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Transport != "net" || rc.Transport != "net" {
+		t.Fatalf("transports %q, %q: want net", sc.Transport, rc.Transport)
+	}
+	sc.SendSide.SendWaiter = proto.NewWaiter(abort, 5*time.Second)
+	rc.RecvSide.RecvWaiter = proto.NewWaiter(abort, 5*time.Second)
+	sc.Start()
+	rc.Start()
+	t.Cleanup(func() { sc.Close(); rc.Close() })
+	s, _ := proto.NewEnds(sc.SendSide, "test send")
+	_, r := proto.NewEnds(rc.RecvSide, "test recv")
+	return s, r, sc, rc
+}
+
+// TestNetMovesEveryProtocol moves many steps of every protocol through
+// two proxies and a socket: empty steps, partial and full ones, Simple
+// slices of 1 and 2 steps with the steps aligned, several FIFOs' worth so
+// credits wrap; every payload must arrive bit for bit, in order.
+func TestNetMovesEveryProtocol(t *testing.T) {
+	for _, c := range []struct {
+		p    proto.Protocol
+		size int
+	}{{proto.LL, 8 * 8 * proto.LLLineBytes}, {proto.LL128, 8 * 16 * proto.LL128LineBytes}, {proto.Simple, 8 * 1024}} {
+		t.Run(c.p.String(), func(t *testing.T) {
+			abort := proto.NewAbort()
+			s, r, _, _ := netPair(t, c.p, c.size, abort)
+			step := s.F.StepData()
+			type op struct{ steps, n int }
+			var ops []op
+			for i := 0; i < 200; i++ {
+				k := 1
+				if c.p == proto.Simple && i%3 == 0 {
+					k = 2
+				}
+				n := []int{0, 1, step / 2, step, 7}[i%5]
+				if c.p == proto.Simple {
+					n = min(n*k, k*s.F.StepBytes)
+				}
+				ops = append(ops, op{k, n})
+			}
+			errc := make(chan error, 1)
+			go func() {
+				for i, o := range ops {
+					data := bytes.Repeat([]byte{byte(i)}, o.n)
+					var err error
+					switch c.p {
+					case proto.Simple:
+						s.AlignStep(o.steps)
+						var buf []byte
+						if buf, err = s.SimpleAcquire(o.steps); err == nil {
+							copy(buf, data)
+							s.SimplePost(o.steps, o.n)
+						}
+					case proto.LL:
+						err = s.LLSend(data)
+					default:
+						err = s.LL128Send(data)
+					}
+					if err != nil {
+						errc <- err
+						return
+					}
+				}
+				errc <- nil
+			}()
+			for i, o := range ops {
+				want := bytes.Repeat([]byte{byte(i)}, o.n)
+				got := make([]byte, o.n)
+				var err error
+				switch c.p {
+				case proto.Simple:
+					r.AlignStep(o.steps)
+					var b []byte
+					if b, err = r.SimpleWait(o.steps, o.n); err == nil {
+						copy(got, b)
+						r.SimpleRelease(o.steps)
+					}
+				case proto.LL:
+					err = r.LLRecv(got)
+				default:
+					err = r.LL128Recv(got)
+				}
+				if err != nil {
+					t.Fatalf("op %d: %v", i, err)
+				}
+				if !bytes.Equal(got, want) {
+					t.Fatalf("op %d (%d steps, %d bytes): payload differs", i, o.steps, o.n)
+				}
+			}
+			if err := <-errc; err != nil {
+				t.Fatal(err)
+			}
+			if abort.Aborted() {
+				t.Fatalf("aborted: %v", abort.Err())
+			}
+		})
+	}
+}
+
+// TestNetRefusesWrongToken: a connection with another job's token (or
+// none at all) is refused and logged; the listener goes on and admits the
+// right one.
+func TestNetRefusesWrongToken(t *testing.T) {
+	var mu sync.Mutex
+	var logged []string
+	l, err := ListenNet("127.0.0.1:0", "right", func(format string, args ...any) {
+		mu.Lock()
+		logged = append(logged, fmt.Sprintf(format, args...))
+		mu.Unlock()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, err := dialNet(l.Addr(), "wrong", "k", 300*time.Millisecond, nil); err == nil {
+		t.Fatal("a wrong token was admitted")
+	}
+	c, err := dialNet(l.Addr(), "right", "k", 5*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	got, err := l.Await("k", 5*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(logged) == 0 || !strings.Contains(logged[0], "wrong job token") {
+		t.Fatalf("the refusal was not logged: %q", logged)
+	}
+}
+
+// TestNetLinkDownAborts: when the socket goes away under a connection, the
+// proxy aborts the job with an error naming the connection and the peer,
+// and a rank waiting on the FIFO returns that error instead of hanging.
+func TestNetLinkDownAborts(t *testing.T) {
+	abort := proto.NewAbort()
+	s, _, _, rc := netPair(t, proto.Simple, 8*1024, abort)
+	// Cut the receiver's socket (as a link taken down would, seen from here).
+	cutUnder(t, rc)
+	deadline := time.Now().Add(5 * time.Second)
+	for !abort.Aborted() && time.Now().Before(deadline) {
+		buf, err := s.SimpleAcquire(1)
+		if err != nil {
+			break
+		}
+		s.SimplePost(1, len(buf))
+		time.Sleep(time.Millisecond)
+	}
+	err := abort.Err()
+	if err == nil || !errors.Is(err, proto.ErrAborted) || !strings.Contains(err.Error(), "rank 0 -> rank 1") || !strings.Contains(err.Error(), "the link to rank") {
+		t.Fatalf("want an abort naming the connection and the peer host, got %v", err)
+	}
+}
+
+// cutUnder closes the socket of c's proxy without telling the proxy.
+func cutUnder(t *testing.T, c *Conn) {
+	t.Helper()
+	px := c.proxy
+	if px == nil {
+		t.Fatal("no proxy recorded for the connection")
+	}
+	px.conn.Close()
+}
