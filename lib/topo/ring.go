@@ -1,6 +1,11 @@
 // Package topo maps ranks to channels' rings. It is pure: no goroutines, no I/O.
 package topo
 
+import (
+	"cmp"
+	"slices"
+)
+
 // Ring is one channel's ring: Order lists the ranks in ring order; data flows
 // from Order[i] to Order[i+1].
 type Ring struct {
@@ -43,4 +48,31 @@ func (r Ring) Prev(rank int) int { n := len(r.Order); return r.Order[(r.Index(ra
 func (r Ring) Rel(rank, k int) int {
 	n := len(r.Order)
 	return r.Order[((r.Index(rank)+k)%n+n)%n]
+}
+
+// HostRings is Rings for ranks grouped into hosts (hostOf[r] is rank r's
+// host): each ring visits every host's ranks together, hosts in the order
+// of their lowest rank and ranks in rank order within them, so it crosses
+// each host boundary once per direction whatever the rank numbering. Odd
+// channels run the reverse.
+func HostRings(hostOf []int, nChannels int) []Ring {
+	n := len(hostOf)
+	first := map[int]int{} // host -> its lowest rank
+	for r := n - 1; r >= 0; r-- {
+		first[hostOf[r]] = r
+	}
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(first[hostOf[a]], first[hostOf[b]]) })
+	rings := make([]Ring, nChannels)
+	for c := range rings {
+		o := slices.Clone(order)
+		if c%2 == 1 {
+			slices.Reverse(o)
+		}
+		rings[c] = Ring{Order: o}
+	}
+	return rings
 }

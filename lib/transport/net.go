@@ -86,11 +86,20 @@ func (t Net) Connect(req Request) (*Conn, error) {
 		f.RecvWaiter = px.waiter // a post wakes the proxy
 		return &Conn{SendSide: f, Start: px.startSend, Close: px.close, proxy: px}, nil
 	}
-	if px.conn, err = t.Listener.Await(key, t.Timeout, t.Stop); err != nil {
-		return nil, fmt.Errorf("waiting for rank %d (host %q) to connect: %w", req.From.Rank, req.From.Host, err)
-	}
-	px.peer = fmt.Sprintf("rank %d (host %q, %s)", req.From.Rank, req.From.Host, px.conn.RemoteAddr())
+	// The sender dials when its rank first needs the connection; waiting
+	// for it here could deadlock two processes that each wait for the
+	// other's dial. The proxy waits instead, and the rank's receive waits
+	// (with their timeout) see nothing until it is there.
+	px.peer = fmt.Sprintf("rank %d (host %q)", req.From.Rank, req.From.Host)
 	px.desc = fmt.Sprintf("rank %d -> rank %d, channel %d (%s, %s)", req.From.Rank, req.To.Rank, req.Channel, req.Kind, req.Proto)
+	px.await = func() (net.Conn, error) {
+		stop := func() bool { return px.stop.Aborted() || (t.Stop != nil && t.Stop()) }
+		c, err := t.Listener.Await(key, t.Timeout, stop)
+		if err != nil {
+			return nil, fmt.Errorf("rank %d never connected: %w", req.From.Rank, err)
+		}
+		return c, nil
+	}
 	f.SendWaiter = px.waiter // a released slot wakes the proxy
 	return &Conn{RecvSide: f, Start: px.startRecv, Close: px.close, proxy: px}, nil
 }
@@ -107,6 +116,11 @@ type proxy struct {
 	peer, desc string
 	closed     atomic.Bool // set by close (any goroutine), read by the proxy
 	done       chan struct{}
+	// await, on the receiving end, waits for the sender's connection; the
+	// proxy's goroutine calls it and then sets conn (under connMu, which
+	// close also takes).
+	await  func() (net.Conn, error)
+	connMu sync.Mutex
 }
 
 func (px *proxy) start(run func() error) {
@@ -129,7 +143,11 @@ func (px *proxy) startRecv() { px.start(px.runRecv) }
 func (px *proxy) close() {
 	px.closed.Store(true)
 	px.stop.Trigger(proto.ErrAborted)
-	px.conn.Close()
+	px.connMu.Lock()
+	if px.conn != nil {
+		px.conn.Close()
+	}
+	px.connMu.Unlock()
 	if px.done != nil {
 		<-px.done
 	}
@@ -174,8 +192,22 @@ func (px *proxy) runSend() error {
 	}
 }
 
-// runRecv reads frames and publishes each into the local FIFO at its step.
+// runRecv waits for the sender's connection, then reads frames and
+// publishes each into the local FIFO at its step.
 func (px *proxy) runRecv() error {
+	c, err := px.await()
+	if err != nil {
+		return err
+	}
+	px.connMu.Lock()
+	px.conn = c
+	closed := px.closed.Load()
+	px.connMu.Unlock()
+	if closed {
+		c.Close()
+		return nil
+	}
+	px.peer += fmt.Sprintf(" at %s", c.RemoteAddr())
 	f := px.f
 	s := &proto.SendEnd{F: f, Step: px.step, Desc: px.desc + " (proxy)"}
 	rd := bufio.NewReaderSize(px.conn, 64<<10)

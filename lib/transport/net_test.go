@@ -198,5 +198,14 @@ func cutUnder(t *testing.T, c *Conn) {
 	if px == nil {
 		t.Fatal("no proxy recorded for the connection")
 	}
-	px.conn.Close()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		px.connMu.Lock()
+		conn := px.conn
+		px.connMu.Unlock()
+		if conn != nil {
+			conn.Close()
+			return
+		}
+	}
+	t.Fatal("the receiving proxy never got its connection")
 }
