@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,6 +45,9 @@ type world struct {
 	nHosts    int
 	trees     [2][]topo.TreeNode
 	treeDepth int
+	// realHosts: the ranks live on several machines (not hosts simulated
+	// in one process by RanksPerHost): no shared board, so no one-shot.
+	realHosts bool
 
 	model tuning.Model     // the cost model
 	table *tuning.Selector // the tuning table's rules for this shape; nil: none
@@ -160,12 +164,19 @@ func (w *world) connect(from, to, ch int, kind connKind, p proto.Protocol, buff 
 	}
 	desc := fmt.Sprintf("rank %d -> rank %d, channel %d (%s)", from, to, ch, connKindNames[kind])
 	e := &ends{}
+	// A FIFO end's far waiter is the peer rank's channel: in this process,
+	// or behind a bell in another process on this host; a network
+	// transport has set its proxy there itself.
+	proxySend := c.SendSide != nil && c.SendSide.RecvWaiter != nil
+	proxyRecv := c.RecvSide != nil && c.RecvSide.SendWaiter != nil
 	if sender != nil {
 		sc := sender.channels[ch]
 		c.SendSide.SendWaiter = sc.waiter
-		if receiver != nil {
+		switch {
+		case proxySend: // the transport's proxy
+		case receiver != nil:
 			c.SendSide.RecvWaiter, c.SendSide.RecvKick = receiver.channels[ch].waiter, receiver.channels[ch].kick
-		} else {
+		default:
 			// The receiver's goroutine is in another process: ring its bell.
 			c.SendSide.RecvWaiter, c.SendSide.RecvKick = w.job.remoteWaiter(to, ch), w.job.remoteKick(to, ch)
 		}
@@ -174,12 +185,17 @@ func (w *world) connect(from, to, ch int, kind connKind, p proto.Protocol, buff 
 	if receiver != nil {
 		rc := receiver.channels[ch]
 		c.RecvSide.RecvWaiter = rc.waiter
-		if sender != nil {
+		switch {
+		case proxyRecv: // the transport's proxy
+		case sender != nil:
 			c.RecvSide.SendWaiter, c.RecvSide.SendKick = sender.channels[ch].waiter, sender.channels[ch].kick
-		} else {
+		default:
 			c.RecvSide.SendWaiter, c.RecvSide.SendKick = w.job.remoteWaiter(from, ch), w.job.remoteKick(from, ch)
 		}
 		_, e.recv = proto.NewEnds(c.RecvSide, desc)
+	}
+	if c.Start != nil {
+		c.Start()
 	}
 	w.conns[k] = e
 	return e, nil
@@ -353,7 +369,6 @@ func resolve(cfg Config) (settings, error) {
 func newWorld(n int, set settings, peers []transport.Peer, procs int) *world {
 	w := &world{
 		n: n, set: set, abort: proto.NewAbort(),
-		rings:      topo.Rings(n, set.maxCh),
 		transports: []transport.Transport{transport.InProc{}},
 		conns:      map[connKey]*ends{},
 		peers:      peers,
@@ -362,8 +377,14 @@ func newWorld(n int, set settings, peers []transport.Peer, procs int) *world {
 	}
 	w.initGeometry()
 	w.initHosts()
-	// Every host is in this process today: they share its processors.
-	w.model = tuning.Model{C: set.model.ForOneProcess(modelCores(w.procs), w.nHosts)}
+	w.rings = topo.HostRings(w.hostOf, set.maxCh)
+	// Hosts simulated in this process share its processors; real ones
+	// each have their own.
+	share := w.nHosts
+	if w.realHosts {
+		share = 1
+	}
+	w.model = tuning.Model{C: set.model.ForOneProcess(modelCores(w.procs), share)}
 	w.table = set.table.For(n, w.nHosts)
 	w.debug = set.debug
 	return w
@@ -398,18 +419,29 @@ func (w *world) start(ranks []int, j *job) {
 	}
 }
 
-// initHosts groups the ranks into hosts of set.ranksPerHost consecutive
-// ranks (the last host may hold fewer) and builds the trees over them.
+// initHosts groups the ranks into hosts: by the machine each rank runs on
+// when they are several, else into hosts of set.ranksPerHost consecutive
+// ranks (the last may hold fewer); and builds the trees over them.
 func (w *world) initHosts() {
-	per := w.set.ranksPerHost
-	if per <= 0 || per > w.n {
-		per = w.n
-	}
 	w.hostOf = make([]int, w.n)
-	for r := range w.hostOf {
-		w.hostOf[r] = r / per
+	index := map[string]int{}
+	for r, p := range w.peers {
+		if _, ok := index[p.Host]; !ok {
+			index[p.Host] = len(index)
+		}
+		w.hostOf[r] = index[p.Host]
 	}
-	w.nHosts = (w.n + per - 1) / per
+	w.realHosts = len(index) > 1
+	if !w.realHosts {
+		per := w.set.ranksPerHost
+		if per <= 0 || per > w.n {
+			per = w.n
+		}
+		for r := range w.hostOf {
+			w.hostOf[r] = r / per
+		}
+	}
+	w.nHosts = slices.Max(w.hostOf) + 1
 	w.trees = topo.RankTrees(w.hostOf)
 	w.treeDepth = max(topo.Depth(w.trees[0]), topo.Depth(w.trees[1]))
 }

@@ -107,6 +107,9 @@ const (
 	EnvModelFile     = "GCCL_MODEL_FILE"
 	EnvDebug         = "GCCL_DEBUG"
 	EnvDirectDisable = "GCCL_P2P_DIRECT_DISABLE"
+	// EnvSocketIfname picks the network interface of a job across hosts
+	// (NCCL_SOCKET_IFNAME's syntax: prefixes, =exact, ^exclude).
+	EnvSocketIfname = "GCCL_SOCKET_IFNAME"
 )
 
 // ChoiceEnv are the variables that change which algorithm, protocol,

@@ -21,6 +21,7 @@ import (
 	"github.com/gccl/gccl/lib/proto"
 	"github.com/gccl/gccl/lib/shm"
 	"github.com/gccl/gccl/lib/transport"
+	"github.com/gccl/gccl/lib/tuning"
 )
 
 // UniqueID names a set of communicators across processes (ncclUniqueId):
@@ -224,7 +225,9 @@ type job struct {
 	dir    string // where segments live
 	prefix string // this set's segment names start with it
 
-	bells []*shm.Segment // per process: its ranks' bells and progress
+	bells []*shm.Segment // per process of this host: its ranks' bells and progress (nil for other hosts')
+
+	listener *transport.NetListener // the network transport's, when the job spans hosts
 
 	// mu guards closed and the bells' mappings: ringing a bell (abort
 	// hooks) holds it shared; unmapping takes it.
@@ -369,11 +372,15 @@ func initJob(nranks int, id UniqueID, set settings, link *bootstrap.Client) ([]*
 				diff, procs[0].Pid, i, procs[i].Pid)
 		}
 	}
-	for i, p := range procs {
-		if p.HostID != procs[0].HostID {
-			return nil, fmt.Errorf("ccl: InitRanks: process %d (pid %d) runs on host %q and process 0 on %q: ranks on several hosts need a network transport, which this version lacks (set %s alike to run them as one host in tests)",
-				i, p.Pid, p.Host, procs[0].Host, EnvHostID)
-		}
+	hosts := map[string]bool{}
+	for _, p := range procs {
+		hosts[p.HostID] = true
+	}
+	if len(hosts) > 1 && set.ranksPerHost > 0 {
+		return nil, fmt.Errorf("ccl: InitRanks: the ranks run on %d hosts and %s=%d asks to simulate hosts as well: unset it", len(hosts), EnvRanksPerHost, set.ranksPerHost)
+	}
+	if len(hosts) > 1 && set.algo == tuning.OneShot {
+		return nil, fmt.Errorf("ccl: InitRanks: the OneShot algorithm (GCCL_ALGO) needs every rank on one host, and these run on %d: valid are Ring, Tree or auto", len(hosts))
 	}
 	lead := offers[0]
 	set.maxCh = lead.MaxCh
@@ -395,8 +402,14 @@ func initJob(nranks int, id UniqueID, set settings, link *bootstrap.Client) ([]*
 		return nil, err
 	}
 	w := newWorld(nranks, set, peers, lead.Procs)
-	w.board = j.board(nranks)
+	if !w.realHosts {
+		w.board = j.board(nranks)
+	}
 	w.transports = append(w.transports, transport.Shm{Dir: j.dir, Prefix: j.prefix, Timeout: joinWait(set.timeout), Stop: w.abort.Aborted})
+	if err := j.listen(w); err != nil {
+		j.unmap()
+		return nil, err
+	}
 	link.OnLost(func(err error) {
 		j.lost.Store(true)
 		w.abort.Trigger(fmt.Errorf("%w\n%s", err, j.dump()))
@@ -439,7 +452,12 @@ func (j *job) mapBells(timeout time.Duration) error {
 			order = append(order, i)
 		}
 	}
+	mapped := uint32(0)
 	for _, pi := range order {
+		if !j.local(pi) {
+			continue // another host's: its bells are out of reach, and not needed
+		}
+		mapped++
 		name := fmt.Sprintf("%s-bells-%d", j.prefix, pi)
 		size := max(len(j.procs[pi].Ranks)*j.rankBlockBytes(), 4096)
 		seg, err := shm.Open(j.dir, name, size, nil, joinWait(timeout), nil)
@@ -449,8 +467,55 @@ func (j *job) mapBells(timeout time.Duration) error {
 		j.bells[pi] = seg
 	}
 	for _, seg := range j.bells {
-		seg.MarkMapped(uint32(len(j.procs)))
+		if seg != nil {
+			seg.MarkMapped(mapped)
+		}
 	}
+	return nil
+}
+
+// local reports whether process pi runs on this process's host.
+func (j *job) local(pi int) bool { return j.procs[pi].HostID == j.procs[j.self].HostID }
+
+// listen starts the network transport when the job spans hosts: a
+// listener on the interface GCCL_SOCKET_IFNAME picks, whose address every
+// process learns through the bootstrap. Every process takes part in the
+// exchange (it is a collective), those of one-host jobs not at all.
+func (j *job) listen(w *world) error {
+	if !w.realHosts {
+		return nil
+	}
+	ifaces, err := transport.Interfaces()
+	if err != nil {
+		return fmt.Errorf("ccl: InitRanks: listing network interfaces: %w", err)
+	}
+	iface, err := transport.PickInterface(os.Getenv(EnvSocketIfname), ifaces)
+	if err != nil {
+		return fmt.Errorf("ccl: InitRanks: %w", err)
+	}
+	l, err := transport.ListenNet(net.JoinHostPort(iface.Addrs[0].String(), "0"), hex.EncodeToString(j.token[:]), func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, format+"\n", args...)
+	})
+	if err != nil {
+		return fmt.Errorf("ccl: InitRanks: %w", err)
+	}
+	addrs, err := j.link.AllGather([]byte(l.Addr()))
+	if err != nil {
+		l.Close()
+		return fmt.Errorf("ccl: InitRanks: exchanging network addresses: %w", err)
+	}
+	j.listener = l
+	w.transports = append(w.transports, transport.Net{
+		Listener: l, Token: hex.EncodeToString(j.token[:]), Timeout: joinWait(w.set.timeout),
+		Stop: w.abort.Aborted, Abort: w.abort,
+		Addr: func(rank int) (string, error) {
+			pi := j.procOf[rank]
+			if pi >= len(addrs) || len(addrs[pi]) == 0 {
+				return "", fmt.Errorf("no network address for rank %d's process", rank)
+			}
+			return string(addrs[pi]), nil
+		},
+	})
 	return nil
 }
 
@@ -506,6 +571,10 @@ func (j *job) dump() string {
 	var b strings.Builder
 	b.WriteString("progress of every rank:")
 	for pi, p := range j.procs {
+		if !j.local(pi) {
+			fmt.Fprintf(&b, "\n  ranks %v (host %s, pid %d): on another host, not visible here", p.Ranks, p.Host, p.Pid)
+			continue
+		}
 		for _, r := range p.Ranks {
 			oc := j.rankProgress(r)
 			fmt.Fprintf(&b, "\n  rank %d (host %s, pid %d): %d of %d operations finished", r, p.Host, p.Pid, oc.finished.Load(), oc.enqueued.Load())
@@ -580,6 +649,9 @@ func (j *job) teardown(w *world) {
 	w.mu.Unlock()
 	for _, c := range closers {
 		c()
+	}
+	if j.listener != nil {
+		j.listener.Close()
 	}
 	if w.abort.Aborted() {
 		// A segment made after the abort's sweep, or by a process that

@@ -45,7 +45,10 @@ type mpCell struct {
 
 // runJob starts procs children holding perProc consecutive ranks each,
 // waits for them and returns their combined output and exit errors.
-func runJob(t *testing.T, procs, perProc int, cells []mpCell, scenario string, timeout time.Duration) (outputs []string, errs []error) {
+// hostIDs, when given, is each process's GCCL_HOSTID: processes with
+// different ones are different hosts to the stack (the network transport,
+// on loopback: GCCL_SOCKET_IFNAME=lo).
+func runJob(t *testing.T, procs, perProc int, cells []mpCell, scenario string, timeout time.Duration, hostIDs ...string) (outputs []string, errs []error) {
 	t.Helper()
 	n := procs * perProc
 	dir := t.TempDir()
@@ -68,6 +71,9 @@ func runJob(t *testing.T, procs, perProc int, cells []mpCell, scenario string, t
 		b, _ := json.Marshal(job)
 		cmd := exec.Command(os.Args[0], "-test.run=^TestMultiProcChild$", "-test.v")
 		cmd.Env = append(os.Environ(), mpEnv+"="+string(b), shm.EnvDir+"="+dir, "GOMAXPROCS=2")
+		if len(hostIDs) > 0 {
+			cmd.Env = append(cmd.Env, EnvHostID+"="+hostIDs[p], EnvSocketIfname+"=lo")
+		}
 		outs[p] = new(bytes.Buffer)
 		cmd.Stdout, cmd.Stderr = outs[p], outs[p]
 		if err := cmd.Start(); err != nil {
@@ -144,6 +150,47 @@ func TestMultiProcMatrix(t *testing.T) {
 	}
 }
 
+// TestMultiHostMatrix runs the correctness matrix, sampled, across "hosts":
+// processes with different host ids, joined by the network transport over
+// loopback TCP. 2 hosts of 1 process of 1 or 2 ranks, 3 hosts of 1 rank,
+// and 2 hosts of 2 processes (shared memory inside a host, TCP between):
+// ring and tree, every protocol, 1 and 2 channels.
+func TestMultiHostMatrix(t *testing.T) {
+	layouts := []struct {
+		procs, per int
+		hosts      []string
+	}{
+		{2, 1, []string{"hostA", "hostB"}},
+		{2, 2, []string{"hostA", "hostB"}},
+		{3, 1, []string{"hostA", "hostB", "hostC"}},
+		{4, 1, []string{"hostA", "hostA", "hostB", "hostB"}},
+	}
+	for li, l := range layouts {
+		var cells []mpCell
+		k := li
+		for _, p := range proto.All() {
+			for _, algo := range []string{"Ring", "Tree"} {
+				k++
+				c := mpCell{Proto: p.String(), Algo: algo, NCh: 1 + k%2, Sample: k, Colls: matrixColls}
+				if algo == "Tree" {
+					c.Colls = []Coll{CollAllReduce}
+				}
+				cells = append(cells, c)
+			}
+		}
+		// auto: the one-shot is never chosen across hosts.
+		cells = append(cells, mpCell{Sample: k + 1, Colls: []Coll{CollAllReduce, CollAllGather}})
+		t.Run(fmt.Sprintf("procs=%d/ranks=%d/hosts=%d", l.procs, l.per, len(l.hosts)), func(t *testing.T) {
+			outs, errs := runJob(t, l.procs, l.per, cells, "", 4*time.Minute, l.hosts...)
+			for p, err := range errs {
+				if err != nil {
+					t.Errorf("process %d: %v\n%s", p, err, outs[p])
+				}
+			}
+		})
+	}
+}
+
 // TestMultiProcChild is a process of a job when mpEnv is set.
 func TestMultiProcChild(t *testing.T) {
 	spec := os.Getenv(mpEnv)
@@ -183,6 +230,9 @@ func TestMultiProcChild(t *testing.T) {
 		cases := matrixCases(cell.Colls, job.NRanks, protoOf, cell.Sample, true)
 		t.Run(fmt.Sprintf("%s/%s/ch=%d", cell.Proto, cell.Algo, cell.NCh), func(t *testing.T) {
 			runCases(t, comms, cases)
+			if comms[0].NHosts() > 1 && comms[0].LastChoice().Algo == "OneShot" {
+				t.Errorf("the one-shot ran across %d hosts", comms[0].NHosts())
+			}
 		})
 		for _, c := range comms {
 			if err := c.Destroy(); err != nil {

@@ -57,6 +57,9 @@ func (c *Comm) decide(coll Coll, nBytes int64) (decision, error) {
 	if s.algo == tuning.Tree && !tuning.Supports(tc, tuning.Tree) {
 		return decision{}, fmt.Errorf("ccl: %s has no Tree algorithm (forced by GCCL_ALGO, Config.Algo or Comm.Force): valid for it is Ring", coll)
 	}
+	if s.algo == tuning.OneShot && c.w.realHosts {
+		return decision{}, fmt.Errorf("ccl: the OneShot algorithm needs every rank on one host (its board is memory they share); these ranks run on %d hosts: valid are Ring and Tree", c.w.nHosts)
+	}
 	maxCh := min(len(c.channels), s.maxCh)
 	lim := tuning.Limits{MaxChannels: maxCh, Channels: s.nChannels}
 	if s.algo >= 0 {
@@ -97,6 +100,16 @@ func (c *Comm) decide(coll Coll, nBytes int64) (decision, error) {
 		case s.algo >= 0 || s.proto >= 0 || s.nChannels > 0:
 			d.source = "forced+model"
 		}
+	}
+	if d.algo == tuning.OneShot && c.w.realHosts {
+		// The one-shot's board is memory every rank reads: not across
+		// machines. A rule or the model asked for it; the rest decide.
+		lim.Algos = []tuning.Algo{tuning.Ring, tuning.Tree}
+		if s.proto >= 0 {
+			lim.Protos = []proto.Protocol{s.proto}
+		}
+		ch, _ := c.w.model.Choose(tc, c.w.n, c.w.nHosts, nBytes, lim)
+		d.algo, d.proto, d.nChannels, d.buff = ch.Algo, ch.Proto, ch.NChannels, 0
 	}
 	if !tuning.SupportsProto(d.algo, d.proto) {
 		// A rule's algorithm that cannot run the forced protocol (OneShot

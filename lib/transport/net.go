@@ -115,6 +115,7 @@ type proxy struct {
 	buf        []byte       // a frame: header and payload; reused
 	peer, desc string
 	closed     atomic.Bool // set by close (any goroutine), read by the proxy
+	closing    atomic.Bool // set by close first: a sending proxy ends once every post is sent
 	done       chan struct{}
 	// await, on the receiving end, waits for the sender's connection; the
 	// proxy's goroutine calls it and then sets conn (under connMu, which
@@ -139,8 +140,19 @@ func (px *proxy) start(run func() error) {
 func (px *proxy) startSend() { px.start(px.runSend) }
 func (px *proxy) startRecv() { px.start(px.runRecv) }
 
-// close stops the proxy and its socket and waits for its goroutine.
+// close ends the proxy: a sending proxy first sends every post it has
+// (its rank may have finished an operation whose last steps are still
+// here), for at most closeFlush; then the socket closes and the goroutine
+// is waited for.
 func (px *proxy) close() {
+	px.closing.Store(true)
+	px.waiter.Wake()
+	if px.done != nil && px.await == nil {
+		select {
+		case <-px.done:
+		case <-time.After(closeFlush):
+		}
+	}
 	px.closed.Store(true)
 	px.stop.Trigger(proto.ErrAborted)
 	px.connMu.Lock()
@@ -153,16 +165,23 @@ func (px *proxy) close() {
 	}
 }
 
+// closeFlush bounds how long closing a sending proxy waits for it to send
+// what its rank posted.
+const closeFlush = 5 * time.Second
+
 // runSend reads each post of the local FIFO and writes it as a frame.
 func (px *proxy) runSend() error {
 	f := px.f
 	r := &proto.RecvEnd{F: f, Step: px.step, Desc: px.desc + " (proxy)"}
 	for i := uint64(0); ; i++ {
-		ready := func() bool { return f.Posted() > i }
+		ready := func() bool { return f.Posted() > i || px.closing.Load() }
 		if !ready() {
 			if err := px.waiter.Wait(ready, func() string { return "the next post" }); err != nil {
 				return err
 			}
+		}
+		if f.Posted() <= i {
+			return nil // closing, and everything posted is sent
 		}
 		p := f.PostAt(i)
 		r.Step = p.Step
@@ -214,6 +233,11 @@ func (px *proxy) runRecv() error {
 	hdr := px.buf[:frameHeader]
 	for {
 		if _, err := io.ReadFull(rd, hdr); err != nil {
+			if err == io.EOF {
+				// The sender closed between frames: it sent all it had.
+				// A peer that died is the bootstrap's to report.
+				return nil
+			}
 			return err
 		}
 		step := binary.LittleEndian.Uint64(hdr[0:])
