@@ -80,7 +80,7 @@ func (e *RecvEnd) LLRecv(dst []byte) error {
 				w1 = atomic.LoadUint64(&words[w+1])
 				return uint32(w0>>32) == flag && uint32(w1>>32) == flag
 			}
-			if err := f.RecvWaiter.WaitKick(ready, f.SendKick, func() string {
+			if err := f.waitRecv(ready, func() string {
 				return fmt.Sprintf("%s data (LL step %d, line %d, flag %#x)", e.Desc, e.Step, w/2, flag)
 			}); err != nil {
 				return err
@@ -106,7 +106,7 @@ func (e *RecvEnd) waitLLLine(words []uint64, w int, flag uint32) error {
 		return nil
 	}
 	f := e.F
-	return f.RecvWaiter.WaitKick(ready, f.SendKick, func() string {
+	return f.waitRecv(ready, func() string {
 		return fmt.Sprintf("%s data (LL step %d, line %d, flag %#x)", e.Desc, e.Step, w/2, flag)
 	})
 }

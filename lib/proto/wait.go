@@ -250,6 +250,11 @@ func (w *Waiter) Wait(ready func() bool, what func() string) error {
 // the work itself within a microsecond, and waking its idle goroutine early
 // only makes the two race for it.
 func (w *Waiter) WaitKick(ready func() bool, kick func(), what func() string) error {
+	return w.waitKick(ready, kick, what, w.YieldFor)
+}
+
+// waitKick is WaitKick with the yield phase bounded by yieldFor.
+func (w *Waiter) waitKick(ready func() bool, kick func(), what func() string, yieldFor time.Duration) error {
 	for i := 0; i < spinIters; i++ {
 		if ready() {
 			return nil
@@ -276,7 +281,7 @@ func (w *Waiter) WaitKick(ready func() bool, kick func(), what func() string) er
 		w.spinSkip--
 	}
 	kicked := kick == nil
-	for i := 0; i < spinIters || i%16 != 0 || time.Since(start) < w.YieldFor; i++ {
+	for i := 0; i < spinIters || i%16 != 0 || time.Since(start) < yieldFor; i++ {
 		if w.Abort.Aborted() {
 			return w.Abort.Err()
 		}

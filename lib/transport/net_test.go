@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -15,7 +17,7 @@ import (
 // netPair opens one connection of protocol p over loopback TCP: the
 // sender's FIFO and the receiver's, each bridged by its proxy, both ends in
 // this process (as two hosts would hold them).
-func netPair(t *testing.T, p proto.Protocol, size int, abort *proto.Abort) (*proto.SendEnd, *proto.RecvEnd, *Conn, *Conn) {
+func netPair(t testing.TB, p proto.Protocol, size int, abort *proto.Abort) (*proto.SendEnd, *proto.RecvEnd, *Conn, *Conn) {
 	t.Helper()
 	const token = "job-token"
 	l, err := ListenNet("127.0.0.1:0", token, t.Logf)
@@ -208,4 +210,80 @@ func cutUnder(t *testing.T, c *Conn) {
 		}
 	}
 	t.Fatal("the receiving proxy never got its connection")
+}
+
+// BenchmarkNetPingPong times an 8-byte LL step there and back through two
+// network connections (four proxies) over loopback, beside a plain TCP
+// ping-pong of the same bytes on one socket pair.
+func BenchmarkNetPingPong(b *testing.B) {
+	b.Run("net", func(b *testing.B) {
+		abort := proto.NewAbort()
+		s1, r1, _, _ := netPair(b, proto.LL, 8*8*proto.LLLineBytes, abort)
+		s2, r2, _, _ := netPair(b, proto.LL, 8*8*proto.LLLineBytes, abort)
+		msg, got := make([]byte, 8), make([]byte, 8)
+		done := make(chan error, 1)
+		go func() {
+			for i := 0; i < b.N; i++ {
+				if err := r1.LLRecv(got); err != nil {
+					done <- err
+					return
+				}
+				if err := s2.LLSend(got); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if err := s1.LLSend(msg); err != nil {
+				b.Fatal(err)
+			}
+			if err := r2.LLRecv(msg); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := <-done; err != nil {
+			b.Fatal(err)
+		}
+	})
+	b.Run("tcp", func(b *testing.B) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer ln.Close()
+		go func() {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			buf := make([]byte, 8)
+			for {
+				if _, err := io.ReadFull(c, buf); err != nil {
+					return
+				}
+				if _, err := c.Write(buf); err != nil {
+					return
+				}
+			}
+		}()
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		buf := make([]byte, 8)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if _, err := c.Write(buf); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := io.ReadFull(c, buf); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
