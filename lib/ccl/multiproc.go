@@ -493,7 +493,8 @@ func (j *job) listen(w *world) error {
 	if err != nil {
 		return fmt.Errorf("ccl: InitRanks: %w", err)
 	}
-	l, err := transport.ListenNet(net.JoinHostPort(iface.Addrs[0].String(), "0"), hex.EncodeToString(j.token[:]), func(format string, args ...any) {
+	token := hex.EncodeToString(j.token[:])
+	l, err := transport.ListenNet(net.JoinHostPort(iface.Addrs[0].String(), "0"), token, func(format string, args ...any) {
 		fmt.Fprintf(os.Stderr, format+"\n", args...)
 	})
 	if err != nil {
@@ -506,7 +507,7 @@ func (j *job) listen(w *world) error {
 	}
 	j.listener = l
 	w.transports = append(w.transports, transport.Net{
-		Listener: l, Token: hex.EncodeToString(j.token[:]), Timeout: joinWait(w.set.timeout),
+		Listener: l, Token: token, Timeout: joinWait(w.set.timeout),
 		Stop: w.abort.Aborted, Abort: w.abort,
 		Addr: func(rank int) (string, error) {
 			pi := j.procOf[rank]

@@ -71,7 +71,8 @@ func (t Net) Connect(req Request) (*Conn, error) {
 	}
 	key := NetKey(req)
 	px := &proxy{f: f, step: opt.StartStep, stop: proto.NewAbort(), abort: t.Abort,
-		buf: make([]byte, frameHeader+req.BuffSize)}
+		buf:  make([]byte, frameHeader+req.BuffSize),
+		desc: fmt.Sprintf("rank %d -> rank %d, channel %d (%s, %s)", req.From.Rank, req.To.Rank, req.Channel, req.Kind, req.Proto)}
 	px.waiter = proto.NewWaiter(px.stop, 0) // idle between operations: no timeout
 	// A proxy parks soon: its peer's data come through the network poller,
 	// which a goroutine yielding in a loop keeps the scheduler from
@@ -87,7 +88,6 @@ func (t Net) Connect(req Request) (*Conn, error) {
 			return nil, fmt.Errorf("dialling rank %d (host %q) at %s: %w", req.To.Rank, req.To.Host, addr, err)
 		}
 		px.peer = fmt.Sprintf("rank %d (host %q, %s)", req.To.Rank, req.To.Host, addr)
-		px.desc = fmt.Sprintf("rank %d -> rank %d, channel %d (%s, %s)", req.From.Rank, req.To.Rank, req.Channel, req.Kind, req.Proto)
 		f.RecvWaiter = px.waiter // a post wakes the proxy
 		return &Conn{SendSide: f, Start: px.startSend, Close: px.close, proxy: px}, nil
 	}
@@ -96,7 +96,6 @@ func (t Net) Connect(req Request) (*Conn, error) {
 	// other's dial. The proxy waits instead, and the rank's receive waits
 	// (with their timeout) see nothing until it is there.
 	px.peer = fmt.Sprintf("rank %d (host %q)", req.From.Rank, req.From.Host)
-	px.desc = fmt.Sprintf("rank %d -> rank %d, channel %d (%s, %s)", req.From.Rank, req.To.Rank, req.Channel, req.Kind, req.Proto)
 	px.await = func() (net.Conn, error) {
 		stop := func() bool { return px.stop.Aborted() || (t.Stop != nil && t.Stop()) }
 		c, err := t.Listener.Await(key, t.Timeout, stop)
