@@ -91,17 +91,18 @@ func TestEvidenceRepeatsOutweighNoise(t *testing.T) {
 	}
 }
 
-// A rule holds over the measured sizes that showed the win and hands back
-// to the default at the last one, not at a midpoint; nothing reaches past
-// the measured sizes.
-func TestEvidenceBoundariesAtMeasuredSizes(t *testing.T) {
+// A rule holds over the measured sizes that showed the win and, past
+// them, to where its margin over the default, interpolated in log size,
+// meets the default's at the next measured size it lost; nothing reaches
+// past the measured sizes.
+func TestEvidenceBoundariesAtCrossovers(t *testing.T) {
 	sizes := []int64{1 << 10, 1 << 11, 1 << 12, 1 << 13, 1 << 14, 1 << 15, 1 << 16}
 	auto := func(int64, int) float64 { return 100 }
 	ll := func(sz int64, _ int) float64 {
 		if sz >= 1<<12 && sz <= 1<<14 {
-			return 50 // wins by far at 4K, 8K, 16K
+			return 50 // wins by far at 4K, 8K, 16K: margin +100%
 		}
-		return 150
+		return 150 // margin -33.3%
 	}
 	recs := append(runRecs("auto", "auto", sizes, 1, auto), runRecs("Ring", "LL", sizes, 1, ll)...)
 	n := Noise{AddUs: 10}
@@ -109,13 +110,17 @@ func TestEvidenceBoundariesAtMeasuredSizes(t *testing.T) {
 	if len(tab.Rules) != 1 {
 		t.Fatalf("rules %v", tab.Rules)
 	}
-	if r := tab.Rules[0].Bytes; r.Min != 1<<12 || r.Max != 1<<14 {
-		t.Errorf("rule over %d..%d, want 4096..16384 (the sizes that showed the win)", r.Min, r.Max)
+	// The margin falls from +1 to -1/3 over one doubling: zero 3/4 of
+	// the way, at 2^(11+1/4) below and 2^(14+3/4) above.
+	lo, hi := int64(math.Round(math.Exp2(11.25))), int64(math.Round(math.Exp2(14.75)))
+	if r := tab.Rules[0].Bytes; r.Min != lo || r.Max != hi {
+		t.Errorf("rule over %d..%d, want %d..%d (the interpolated crossovers)", r.Min, r.Max, lo, hi)
 	}
 	for _, c := range []struct {
 		bytes int64
 		rule  bool
-	}{{0, false}, {2048, false}, {4095, false}, {4096, true}, {12288, true}, {16384, true}, {16385, false}, {24576, false}, {1 << 30, false}} {
+	}{{0, false}, {2048, false}, {lo - 1, false}, {lo, true}, {4096, true}, {12288, true}, {16384, true},
+		{hi, true}, {hi + 1, false}, {1 << 15, false}, {1 << 30, false}} {
 		if _, ok := tab.Lookup(tuning.AllReduce, 2, 1, c.bytes); ok != c.rule {
 			t.Errorf("%d B: rule %v, want %v", c.bytes, ok, c.rule)
 		}
@@ -311,8 +316,8 @@ func TestValidateBestObservedAndSpread(t *testing.T) {
 	}
 }
 
-// A win at one measured size alone makes no rule: it is one comparison
-// among the many a sweep makes.
+// A win at one measured size alone, measured once, makes no rule: it is
+// one comparison among the many a sweep makes.
 func TestEvidenceOneSizeIsNoRule(t *testing.T) {
 	sizes := []int64{1000, 2000, 3000, 4000}
 	auto := func(int64, int) float64 { return 100 }
@@ -320,6 +325,41 @@ func TestEvidenceOneSizeIsNoRule(t *testing.T) {
 	n := Noise{AddUs: 10}
 	if tab, _ := buildOnEvidence(t, append(runRecs("auto", "auto", sizes, 1, auto), runRecs("Ring", "LL", sizes, 1, ll)...), &n); len(tab.Rules) != 0 {
 		t.Errorf("a one-size win made rules: %v", tab.Rules)
+	}
+}
+
+// A win at one size stands alone when every separate run of the pick beat
+// every run of the default by the noise; one run that did not undoes it.
+// Its range reaches toward a neighbour where the pick was no slower up to
+// just short of it, and toward one where it was slower to the crossover.
+func TestEvidenceOneSizeRepeated(t *testing.T) {
+	sizes := []int64{1000, 4000, 16000}
+	auto := func(int64, int) float64 { return 100 }
+	ll := func(sz int64, run int) float64 {
+		return map[int64]float64{1000: 99, 4000: 50 + float64(run), 16000: 200}[sz]
+	}
+	n := Noise{AddUs: 10}
+	tab, _ := buildOnEvidence(t, append(runRecs("auto", "auto", sizes, 3, auto), runRecs("Ring", "LL", sizes, 3, ll)...), &n)
+	if len(tab.Rules) != 1 {
+		t.Fatalf("a win in each of 3 runs at one size: rules %v, want one", tab.Rules)
+	}
+	// Below: LL no slower at 1000 (99 against 100), so from 1001. Above:
+	// margin +0.96 at 4000 (100/51-1), -0.5 at 16000: zero at 4000 x
+	// 4^(0.96/1.46).
+	m := 100.0/51 - 1
+	hi := int64(math.Round(4000 * math.Pow(4, m/(m+0.5))))
+	if r := tab.Rules[0].Bytes; r.Min != 1001 || r.Max != hi {
+		t.Errorf("rule over %d..%d, want 1001..%d", r.Min, r.Max, hi)
+	}
+	// One of the three runs without the win: no rule.
+	flaky := func(sz int64, run int) float64 {
+		if sz == 4000 && run == 2 {
+			return 95
+		}
+		return ll(sz, run)
+	}
+	if tab, _ := buildOnEvidence(t, append(runRecs("auto", "auto", sizes, 3, auto), runRecs("Ring", "LL", sizes, 3, flaky)...), &n); len(tab.Rules) != 0 {
+		t.Errorf("a lone win missing from one run made rules: %v", tab.Rules)
 	}
 }
 
