@@ -28,8 +28,11 @@ type mirrorComm interface {
 // replay it (nccl-tests' -G).
 type graphComm interface {
 	BeginCapture() error
-	// EndCapture ends the capture and instantiates the graph.
+	// EndCapture ends the capture; Instantiate makes its graph
+	// launchable, once no rank of the thread is capturing (CUDA refuses
+	// it while any stream of the thread is).
 	EndCapture() error
+	Instantiate() error
 	LaunchGraph() error
 	FreeGraph() error
 }
@@ -47,6 +50,14 @@ type eventComm interface {
 // enqueue all of them inside one group.
 type threadGroupComm interface {
 	ThreadGroups() bool
+}
+
+// threadGroupSharer is a thread-grouped rank that can be told which ranks
+// share its thread: group calls nested inside the thread's group (a
+// sendrecv's own group inside the runner's) then cost nothing, where each
+// would otherwise be a call into the library that changes nothing.
+type threadGroupSharer interface {
+	ShareThreadGroup(cs []Comm)
 }
 
 // versioned is a backend built on libraries whose versions the header

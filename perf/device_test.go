@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"errors"
 	"os"
 
 	"fmt"
@@ -24,6 +25,9 @@ type fakeDevice struct {
 	Embedded
 	skipUpload bool // a broken device: uploads are dropped
 	launches   *atomic.Int64
+	// capturing counts the ranks capturing now (all share one thread
+	// with -g: CUDA's thread-local capture rule applies to them together).
+	capturing *atomic.Int64
 }
 
 func (be fakeDevice) Name() string { return "fake-device" }
@@ -43,6 +47,7 @@ type fakeRank struct {
 	be        fakeDevice
 	twins     []twin
 	capturing bool
+	ready     bool // the graph is instantiated
 	graph     []func() error
 	events    []time.Time
 }
@@ -145,11 +150,34 @@ func (r *fakeRank) Recv(buf []byte, count int, dt reduce.DataType, peer int) err
 func (r *fakeRank) GroupStart() error { return r.do(r.Comm.GroupStart) }
 func (r *fakeRank) GroupEnd() error   { return r.do(r.Comm.GroupEnd) }
 
-func (r *fakeRank) BeginCapture() error { r.capturing, r.graph = true, nil; return nil }
-func (r *fakeRank) EndCapture() error   { r.capturing = false; return nil }
-func (r *fakeRank) FreeGraph() error    { r.graph = nil; return nil }
+// The fake device keeps CUDA's rule: no graph is instantiated while a
+// rank (a stream of the thread) is still capturing.
+func (r *fakeRank) BeginCapture() error {
+	r.capturing, r.graph, r.ready = true, nil, false
+	r.be.capturing.Add(1)
+	return nil
+}
+
+func (r *fakeRank) EndCapture() error {
+	r.capturing = false
+	r.be.capturing.Add(-1)
+	return nil
+}
+
+func (r *fakeRank) Instantiate() error {
+	if n := r.be.capturing.Load(); n > 0 {
+		return fmt.Errorf("fake cudaGraphInstantiate: operation not permitted when stream is capturing (%d capturing)", n)
+	}
+	r.ready = true
+	return nil
+}
+
+func (r *fakeRank) FreeGraph() error { r.graph, r.ready = nil, false; return nil }
 
 func (r *fakeRank) LaunchGraph() error {
+	if !r.ready {
+		return errors.New("fake cudaGraphLaunch: graph not instantiated")
+	}
 	r.be.launches.Add(1)
 	for _, f := range r.graph {
 		if err := f(); err != nil {
@@ -178,7 +206,9 @@ func (r *fakeRank) EventMs(i, j int) (float64, error) {
 
 func (fakeDevice) Versions() (string, string, string) { return "0.0.0", "0.0", "fake" }
 
-func newFakeDevice() fakeDevice { return fakeDevice{launches: new(atomic.Int64)} }
+func newFakeDevice() fakeDevice {
+	return fakeDevice{launches: new(atomic.Int64), capturing: new(atomic.Int64)}
+}
 
 // Every collective, in and out of place, checks right on a backend whose
 // data lives in device twins: the engine uploads inputs and downloads

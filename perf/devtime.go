@@ -40,6 +40,12 @@ func (r *runner) timeGraph(cs []Comm, p point, inPlace bool, iters int) threadRe
 			_ = g.FreeGraph()
 		}
 	}()
+	for _, g := range gs {
+		if err != nil {
+			break
+		}
+		err = g.Instantiate()
+	}
 	if err != nil {
 		return fail(err)
 	}

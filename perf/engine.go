@@ -94,6 +94,13 @@ func (e *engine) newRunner(comms []Comm) (*runner, error) {
 		r.bar.across = e.job.link.Barrier
 	}
 	r.bufs = allocBuffers(len(comms), e.o.MaxBytes, e.o.Unalign)
+	for th := 0; th < e.o.Threads && len(comms) > 0; th++ {
+		if cs := r.threadComms(th); threadGroups(cs) {
+			if s, ok := cs[0].(threadGroupSharer); ok {
+				s.ShareThreadGroup(cs)
+			}
+		}
+	}
 	for i, c := range comms {
 		if m, ok := c.(mirrorComm); ok {
 			if err := m.Mirror(r.bufs[i].send, r.bufs[i].recv); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/gccl/gccl/lib/ccl"
 	"github.com/gccl/gccl/lib/exact"
 	"github.com/gccl/gccl/lib/nccl"
+	"github.com/gccl/gccl/lib/nccl/tunerplugin"
 	"github.com/gccl/gccl/lib/reduce"
 )
 
@@ -60,7 +61,7 @@ func newNCCLBackend(o *Options, j *job, nRanks int) (*ncclBackend, error) {
 		return nil, err
 	}
 	if o.TuningFile != "" {
-		plugin, err := tunerPlugin(os.LookupEnv, lib.NCCLPath)
+		plugin, err := tunerPlugin(os.LookupEnv, lib.NCCLPath, tunerplugin.Cached)
 		if err != nil {
 			return nil, err
 		}
@@ -164,10 +165,16 @@ func (be *ncclBackend) Versions() (ncclVersion, cudaVersion, paths string) {
 var tunerPlugins = []string{"libnccl-tuner-example.so", "libnccl-tuner.so"}
 
 // tunerPlugin finds the tuner plugin --tuning-file hands its CSV to:
-// NCCL_TUNER_PLUGIN, else one beside libnccl.
-func tunerPlugin(lookup func(string) (string, bool), ncclPath string) (string, error) {
+// NCCL_TUNER_PLUGIN, else gccl's own (build: built once into the user's
+// cache; it keeps NCCL's channel count where a rule sets none), else
+// NCCL's example beside libnccl.
+func tunerPlugin(lookup func(string) (string, bool), ncclPath string, build func() (string, error)) (string, error) {
 	if p, ok := lookup("NCCL_TUNER_PLUGIN"); ok && strings.TrimSpace(p) != "" {
 		return strings.TrimSpace(p), nil
+	}
+	own, buildErr := build()
+	if buildErr == nil {
+		return own, nil
 	}
 	var tried []string
 	for _, name := range tunerPlugins {
@@ -177,7 +184,7 @@ func tunerPlugin(lookup func(string) (string, bool), ncclPath string) (string, e
 		}
 		tried = append(tried, p)
 	}
-	return "", fmt.Errorf("--tuning-file needs NCCL's tuner plugin to read the CSV: build NCCL's plugins/tuner/example (libnccl-tuner-example.so) and set NCCL_TUNER_PLUGIN to its path (tried %s)", strings.Join(tried, ", "))
+	return "", fmt.Errorf("--tuning-file needs a tuner plugin to read the CSV: gccl's could not be built (%v), and NCCL's example is not beside libnccl (tried %s); set NCCL_TUNER_PLUGIN to a plugin's path (`tune plugin --output PATH` builds gccl's)", buildErr, strings.Join(tried, ", "))
 }
 
 // ncclEnv maps a configuration to the variables NCCL reads when a
@@ -286,7 +293,15 @@ type ncclRank struct {
 	preMul     map[reduce.DataType]int32
 	mu         sync.Mutex // guards destroyed
 	destroyed  bool
+	// group is the group depth of the thread driving this rank, shared
+	// with the thread's other ranks (ShareThreadGroup); nil: every group
+	// call goes to NCCL. Only that thread touches it, one at a time (the
+	// runner hands a rank between goroutines through a WaitGroup).
+	group *threadGroup
 }
+
+// threadGroup is one thread's ncclGroupStart depth as gccl counts it.
+type threadGroup struct{ depth int }
 
 // mirror is a host buffer and its device twin.
 type mirror struct {
@@ -544,8 +559,50 @@ func (r *ncclRank) Recv(buf []byte, count int, dt reduce.DataType, peer int) err
 	return r.lib.Recv(p, count, ndt, peer, r.comm, r.stream)
 }
 
-func (r *ncclRank) GroupStart() error  { return r.lib.GroupStart() }
-func (r *ncclRank) GroupEnd() error    { return r.lib.GroupEnd() }
+// ShareThreadGroup gives the ranks cs, driven by one thread, one group
+// depth: a group opened inside the thread's open group is NCCL's no-op,
+// so only the outermost start and end go to NCCL (a 2-GPU sendrecv
+// iteration: 6 calls instead of 10).
+func (r *ncclRank) ShareThreadGroup(cs []Comm) {
+	g := &threadGroup{}
+	for _, c := range cs {
+		if nr, ok := c.(*ncclRank); ok {
+			nr.group = g
+		}
+	}
+}
+
+func (r *ncclRank) GroupStart() error { return r.group.start(r.lib.GroupStart) }
+func (r *ncclRank) GroupEnd() error   { return r.group.end(r.lib.GroupEnd) }
+
+// start opens a group: through call (ncclGroupStart) unless the thread's
+// group is open already. A nil group always calls.
+func (g *threadGroup) start(call func() error) error {
+	if g == nil {
+		return call()
+	}
+	if g.depth++; g.depth > 1 {
+		return nil
+	}
+	if err := call(); err != nil {
+		g.depth--
+		return err
+	}
+	return nil
+}
+
+// end closes a group: through call (ncclGroupEnd) when it is the
+// outermost, or when none is open (NCCL then says what is wrong).
+func (g *threadGroup) end(call func() error) error {
+	if g == nil || g.depth == 0 {
+		return call()
+	}
+	if g.depth--; g.depth > 0 {
+		return nil
+	}
+	return call()
+}
+
 func (r *ncclRank) Synchronize() error { return r.lib.StreamSynchronize(r.stream) }
 
 // LastChoice is what NCCL's TUNING log says it ran for the last
@@ -562,14 +619,20 @@ func (r *ncclRank) BeginCapture() error { return r.lib.BeginCapture(r.stream) }
 
 func (r *ncclRank) EndCapture() error {
 	var err error
-	r.graph.g, r.graph.exec, err = r.lib.EndCapture(r.stream)
+	r.graph.g, err = r.lib.EndCapture(r.stream)
+	return err
+}
+
+func (r *ncclRank) Instantiate() error {
+	var err error
+	r.graph.exec, err = r.lib.Instantiate(r.graph.g)
 	return err
 }
 
 func (r *ncclRank) LaunchGraph() error { return r.lib.GraphLaunch(r.graph.exec, r.stream) }
 
 func (r *ncclRank) FreeGraph() error {
-	if r.graph.exec == 0 {
+	if r.graph.g == 0 && r.graph.exec == 0 {
 		return nil
 	}
 	err := r.lib.GraphFree(r.graph.g, r.graph.exec)

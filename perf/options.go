@@ -173,7 +173,7 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	fs.StringVar(&o.CSV, "csv", "", "write result records as CSV to this file (never overwrites: --force)")
 	fs.BoolVar(&o.Force, "force", false, "overwrite existing result and plot files (--out, --csv, -J, --plot)")
 	fs.StringVar(&o.Backend, "backend", "embedded", "collective backend: embedded (gccl's stack) or nccl (libnccl and libcudart on GPUs; GCCL_NCCL_LIBRARY and GCCL_CUDART_LIBRARY name them)")
-	fs.StringVar(&o.TuningFile, "tuning-file", "", "tuning table for the automatic choices: the stack's JSON table (GCCL_TUNING_FILE); with --backend nccl, NCCL's example-tuner CSV (tune table --nccl-csv) handed to the tuner plugin (NCCL_TUNER_PLUGIN, else libnccl-tuner-example.so beside libnccl)")
+	fs.StringVar(&o.TuningFile, "tuning-file", "", "tuning table for the automatic choices: the stack's JSON table (GCCL_TUNING_FILE); with --backend nccl, NCCL's example-tuner CSV (tune table --nccl-csv) handed to a tuner plugin (NCCL_TUNER_PLUGIN, else gccl's own, built once with cc into the user's cache, else libnccl-tuner-example.so beside libnccl)")
 	fs.IntVar(&o.NP, "np", 0, "start this many processes on this host (built-in launcher), each with -t x -g ranks; process 0 prints the table")
 	fs.BoolVar(&o.ShowVersion, "version", false, "print the version (gccl, nccl-tests compatibility, Go, build revision) and exit")
 	fs.StringVar(&o.Plot, "plot", "", "write the busBW curves of this run (out-of-place, one per configuration) to this image: .png, .svg or .pdf (never overwrites: --force)")

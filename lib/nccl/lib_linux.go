@@ -372,16 +372,17 @@ func (l *Lib) BeginCapture(s uintptr) error {
 	return l.cudaErr("cudaStreamBeginCapture", int32(r))
 }
 
-// EndCapture ends the capture on s and instantiates the graph.
-func (l *Lib) EndCapture(s uintptr) (graph, exec uintptr, err error) {
-	if err := l.cudaErr("cudaStreamEndCapture", l.cudaStreamEndCapture(s, &graph)); err != nil {
-		return 0, 0, err
-	}
-	if err := l.cudaErr("cudaGraphInstantiateWithFlags", l.cudaGraphInstantiate(&exec, graph, 0)); err != nil {
-		_ = l.cudaGraphDestroy(graph)
-		return 0, 0, err
-	}
-	return graph, exec, nil
+// EndCapture ends the capture on s and returns its graph.
+func (l *Lib) EndCapture(s uintptr) (graph uintptr, err error) {
+	err = l.cudaErr("cudaStreamEndCapture", l.cudaStreamEndCapture(s, &graph))
+	return graph, err
+}
+
+// Instantiate makes graph launchable. CUDA refuses it while any stream of
+// the thread is still capturing: end every capture first.
+func (l *Lib) Instantiate(graph uintptr) (exec uintptr, err error) {
+	err = l.cudaErr("cudaGraphInstantiateWithFlags", l.cudaGraphInstantiate(&exec, graph, 0))
+	return exec, err
 }
 
 // GraphLaunch launches an instantiated graph on s.
@@ -390,10 +391,16 @@ func (l *Lib) GraphLaunch(exec, s uintptr) error {
 	return l.cudaErr("cudaGraphLaunch", int32(r))
 }
 
-// GraphFree destroys an instantiated graph and its graph.
+// GraphFree destroys a graph and its instance (either may be 0).
 func (l *Lib) GraphFree(graph, exec uintptr) error {
-	return errors.Join(l.cudaErr("cudaGraphExecDestroy", l.cudaGraphExecDestroy(exec)),
-		l.cudaErr("cudaGraphDestroy", l.cudaGraphDestroy(graph)))
+	var err error
+	if exec != 0 {
+		err = l.cudaErr("cudaGraphExecDestroy", l.cudaGraphExecDestroy(exec))
+	}
+	if graph != 0 {
+		err = errors.Join(err, l.cudaErr("cudaGraphDestroy", l.cudaGraphDestroy(graph)))
+	}
+	return err
 }
 
 // FlushStdio flushes the C library's stdout and stderr buffers: NCCL

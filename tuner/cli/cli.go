@@ -15,6 +15,7 @@ import (
 	"github.com/jedib0t/go-pretty/v6/table"
 	"github.com/spf13/pflag"
 
+	"github.com/gccl/gccl/lib/nccl/tunerplugin"
 	"github.com/gccl/gccl/lib/tuning"
 	"github.com/gccl/gccl/results"
 	"github.com/gccl/gccl/tuner"
@@ -33,6 +34,7 @@ commands:
   plot        draw result files: busBW/algBW/time curves, fitted models, comparisons, winner maps (PNG/SVG/PDF)
   gate        regression gate: compare a candidate with a baseline (exit 0 pass, 1 regression, 2 bad input)
   baseline    record result files as a new baseline for gate
+  plugin      build gccl's NCCL tuner plugin (a .so for NCCL_TUNER_PLUGIN that applies table --nccl-csv)
 
 Run "tune <command> --help" for a command's flags; "tune --version" prints the version.
 `
@@ -64,6 +66,8 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return gateCmd(args[1:], stdout, stderr)
 	case "baseline":
 		return baselineCmd(args[1:], stdout, stderr)
+	case "plugin":
+		return pluginCmd(args[1:], stdout, stderr)
 	case perfCommand:
 		return perfChild(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
@@ -786,4 +790,33 @@ func writePoints(w io.Writer, pts []tuner.PointResult) {
 			p.Table.Config(), us(p.TableUs), pct(p.TableRegret()), def, us(p.DefaultUs), pct(p.DefaultRegret())})
 	}
 	t.Render()
+}
+
+func pluginCmd(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("tune plugin", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("output", tunerplugin.FileName, "where to write the plugin")
+	src := fs.Bool("source", false, "print the plugin's C source instead of building it")
+	setUsage(fs, stderr, "tune plugin [--output FILE.so] [--source]",
+		"Builds gccl's NCCL tuner plugin with the C compiler ($CC, cc or gcc). Run NCCL with\n"+
+			"NCCL_TUNER_PLUGIN=FILE.so NCCL_TUNER_CONFIG_FILE=RULES.csv (tune table --nccl-csv):\n"+
+			"it applies the first matching rule's algorithm and protocol, and keeps NCCL's\n"+
+			"channel count unless the rule sets one.")
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
+	}
+	if fs.NArg() != 0 {
+		fmt.Fprintf(stderr, "tune plugin: unexpected arguments %q\n", fs.Args())
+		return exitBad
+	}
+	if *src {
+		stdout.Write(tunerplugin.Source())
+		return exitOK
+	}
+	if err := tunerplugin.Build(*out); err != nil {
+		fmt.Fprintf(stderr, "tune plugin: %v\n", err)
+		return exitBad
+	}
+	fmt.Fprintf(stdout, "wrote %s (NCCL_TUNER_PLUGIN=%s NCCL_TUNER_CONFIG_FILE=rules.csv)\n", *out, *out)
+	return exitOK
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gccl/gccl/lib/nccl/tunerplugin"
 	"github.com/gccl/gccl/lib/tuning"
 )
 
@@ -74,5 +75,27 @@ func TestBadInput(t *testing.T) {
 		if code != exitBad || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit %d mentioning %q", c.args, code, stderr, exitBad, c.want)
 		}
+	}
+}
+
+// tune plugin builds a shared object (where a C compiler is) and refuses
+// stray arguments; --source prints the C it builds.
+func TestPluginBuilds(t *testing.T) {
+	if code, _, stderr := runCLI("plugin", "extra"); code != exitBad || !strings.Contains(stderr, "unexpected arguments") {
+		t.Errorf("stray argument: exit %d, %s", code, stderr)
+	}
+	if code, stdout, _ := runCLI("plugin", "--source"); code != exitOK || !strings.Contains(stdout, "ncclTunerPlugin_v5") {
+		t.Errorf("--source: exit %d, no plugin table in %d bytes", code, len(stdout))
+	}
+	if _, err := tunerplugin.Compiler(); err != nil {
+		t.Skipf("skipping the build: %v", err)
+	}
+	out := filepath.Join(t.TempDir(), "p.so")
+	code, stdout, stderr := runCLI("plugin", "--output", out)
+	if code != exitOK || !strings.Contains(stdout, "wrote "+out) {
+		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
+	}
+	if b, err := os.ReadFile(out); err != nil || !bytes.HasPrefix(b, []byte("\x7fELF")) {
+		t.Errorf("%s is not a shared object (%v)", out, err)
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/gccl/gccl/perf"
 )
 
-var subcommands = []string{"sweep", "fit", "constants", "choices", "table", "validate", "plot", "gate", "baseline"}
+var subcommands = []string{"sweep", "fit", "constants", "choices", "table", "validate", "plot", "gate", "baseline", "plugin"}
 
 // flagLine is one line of pflag's PrintDefaults: "  -b, --minbytes string   usage".
 var flagLine = regexp.MustCompile(`^  (?:-(\w), )?\s*--([\w-]+)(?: (\w+))?\s{2,}(\S.*)$`)

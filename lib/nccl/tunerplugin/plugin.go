@@ -1,0 +1,92 @@
+// Package tunerplugin builds gccl's NCCL tuner plugin (csrc/gccl_tuner.c):
+// a shared object NCCL loads through NCCL_TUNER_PLUGIN that applies a
+// tuning table's rules (NCCL_TUNER_CONFIG_FILE, the CSV of
+// `tune table --nccl-csv`) and, unlike NCCL's example plugin, keeps
+// NCCL's channel count wherever a rule does not set one.
+package tunerplugin
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+//go:embed csrc/gccl_tuner.c
+var source []byte
+
+// FileName is the plugin's conventional file name.
+const FileName = "libnccl-tuner-gccl.so"
+
+// Source returns the plugin's C source.
+func Source() []byte { return source }
+
+// Compiler returns the C compiler Build uses: $CC, else cc, else gcc.
+func Compiler() (string, error) {
+	var tried []string
+	for _, c := range []string{os.Getenv("CC"), "cc", "gcc"} {
+		if c = strings.TrimSpace(c); c == "" {
+			continue
+		}
+		if p, err := exec.LookPath(c); err == nil {
+			return p, nil
+		}
+		tried = append(tried, c)
+	}
+	return "", fmt.Errorf("no C compiler to build the NCCL tuner plugin (tried %s): install gcc, or set CC", strings.Join(tried, ", "))
+}
+
+// Build compiles the plugin into out (a .so path), replacing it.
+func Build(out string) error {
+	cc, err := Compiler()
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "gccl-tuner-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	src := filepath.Join(dir, "gccl_tuner.c")
+	if err := os.WriteFile(src, source, 0o644); err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, FileName)
+	cmd := exec.Command(cc, "-O2", "-Wall", "-fPIC", "-shared", "-fvisibility=hidden", "-o", tmp, src)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("building the NCCL tuner plugin with %s: %v\n%s", cc, err, msg)
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
+	}
+	b, err := os.ReadFile(tmp)
+	if err != nil {
+		return err
+	}
+	// Write beside and rename: a process that has the old one loaded keeps it.
+	next := out + ".new"
+	if err := os.WriteFile(next, b, 0o755); err != nil {
+		return err
+	}
+	return os.Rename(next, out)
+}
+
+// Cached returns the plugin in the user's cache directory, building it
+// there first if it is missing or older than this binary's source.
+func Cached() (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", errors.New("no cache directory for the NCCL tuner plugin ($HOME or $XDG_CACHE_HOME unset): build it with `tune plugin --output PATH` and set NCCL_TUNER_PLUGIN")
+	}
+	h := fnv.New32a()
+	h.Write(source)
+	out := filepath.Join(dir, "gccl", fmt.Sprintf("%s-%08x", FileName, h.Sum32()))
+	if st, err := os.Stat(out); err == nil && st.Mode().IsRegular() {
+		return out, nil
+	}
+	return out, Build(out)
+}
