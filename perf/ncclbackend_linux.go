@@ -5,9 +5,11 @@ package perf
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,12 +43,52 @@ type ncclBackend struct {
 	// started with them: an "auto" configuration gets them back after a
 	// forced one overwrote them.
 	userEnv map[string]string
+	// savedEnv is NCCL's variables as this run found them, put back by Close.
+	savedEnv envSnapshot
+}
+
+// envSnapshot is some variables' values (nil: unset) at one moment.
+type envSnapshot map[string]*string
+
+func snapshotEnv(keys ...string) envSnapshot {
+	s := envSnapshot{}
+	for _, k := range keys {
+		if v, ok := os.LookupEnv(k); ok {
+			s[k] = &v
+		} else {
+			s[k] = nil
+		}
+	}
+	return s
+}
+
+// restore sets every variable back to its snapshot value, or unsets it.
+func (s envSnapshot) restore() {
+	for k, v := range s {
+		if v != nil {
+			os.Setenv(k, *v)
+		} else {
+			os.Unsetenv(k)
+		}
+	}
 }
 
 // newNCCLBackend loads the libraries and picks this process's GPUs: with
 // a launcher's local rank L and R ranks a process, devices L*R to L*R+R-1
 // (nccl-tests' choice).
 func newNCCLBackend(o *Options, j *job, nRanks int) (*ncclBackend, error) {
+	// A run changes NCCL's variables for its communicators; tune sweep
+	// runs many in one process, and each must start from what the user
+	// set, not from what the last one forced (Close restores them).
+	saved := snapshotEnv(append(slices.Collect(maps.Keys(ncclEnv(RunConfig{}))), "NCCL_TUNER_PLUGIN", "NCCL_TUNER_CONFIG_FILE")...)
+	be, err := newNCCLBackendIn(o, j, nRanks, saved)
+	if err != nil {
+		saved.restore()
+	}
+	return be, err
+}
+
+func newNCCLBackendIn(o *Options, j *job, nRanks int, saved envSnapshot) (*ncclBackend, error) {
 	host, _ := os.Hostname()
 	tuningWanted, tuningPath := nccl.TuningLogWanted(os.LookupEnv, host, os.Getpid())
 	tuningOwned := false
@@ -75,7 +117,7 @@ func newNCCLBackend(o *Options, j *job, nRanks int) (*ncclBackend, error) {
 		return nil, fmt.Errorf("no usable GPU (%w)", err)
 	}
 	local := nRanks
-	be := &ncclBackend{lib: lib, o: o, job: j, tuningPath: tuningPath, tuningOwned: tuningOwned, userEnv: map[string]string{}}
+	be := &ncclBackend{lib: lib, o: o, job: j, tuningPath: tuningPath, tuningOwned: tuningOwned, userEnv: map[string]string{}, savedEnv: saved}
 	for k := range ncclEnv(RunConfig{}) {
 		if v, ok := os.LookupEnv(k); ok {
 			be.userEnv[k] = v
@@ -120,6 +162,7 @@ func (be *ncclBackend) Close() error {
 	if be.tuningOwned {
 		os.Remove(be.tuningPath)
 	}
+	be.savedEnv.restore()
 	return nil
 }
 

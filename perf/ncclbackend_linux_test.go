@@ -114,3 +114,24 @@ func TestThreadGroupNesting(t *testing.T) {
 		t.Errorf("no shared group: %d starts, %d ends; want 3, 4", starts, ends)
 	}
 }
+
+// A run's forced NCCL variables do not outlive it: tune sweep runs many in
+// one process, and an "auto" run after a forced one must see the user's.
+func TestEnvSnapshotRestores(t *testing.T) {
+	t.Setenv("NCCL_PROTO", "LL")
+	t.Setenv("NCCL_ALGO", "") // restored after the test
+	os.Unsetenv("NCCL_ALGO")
+	s := snapshotEnv("NCCL_PROTO", "NCCL_ALGO")
+	for k, v := range ncclEnv(RunConfig{Proto: "Simple", Algo: "Tree"}) {
+		if v != "" {
+			os.Setenv(k, v)
+		}
+	}
+	s.restore()
+	if v := os.Getenv("NCCL_PROTO"); v != "LL" {
+		t.Errorf("NCCL_PROTO %q after restore, want the user's LL", v)
+	}
+	if v, ok := os.LookupEnv("NCCL_ALGO"); ok {
+		t.Errorf("NCCL_ALGO %q after restore, want unset", v)
+	}
+}

@@ -14,7 +14,8 @@
 #   plugin  the table (PLUGIN_CSV, else the sweep's) through gccl's tuner
 #           plugin (tune plugin) against NCCL's default, allreduce and
 #           allgather, NCCL's TUNING log in the records
-#   heldout sizes HELDOUT_B (16) x 4^k to 1 GiB, for tune validate
+#   heldout sizes HELDOUT_B (16) x 4^k to 1 GiB, HELDOUT_REPEAT (1) runs, for
+#           tune validate (SWEEP_REPEAT: the sweep's runs, 2)
 # BIN holds a CGO_ENABLED=0 build of cmd/tune (tune _perf runs every perf
 # binary). NVLink multicast stays off.
 set -u
@@ -89,7 +90,7 @@ fi
 if has sweep; then
 	log sweep
 	timeout 200 $BIN/tune sweep --backend nccl --ranks $N --colls allreduce,allgather --proto all --algo all --nchannels auto \
-		-b 8 -e 1G -f 4 --precision 3% --max-time 200ms --repeat 2 --output "$OUT/train.jsonl" --force >"$OUT/sweep.log" 2>&1
+		-b 8 -e 1G -f 4 --precision 3% --max-time 200ms --repeat ${SWEEP_REPEAT:-2} --output "$OUT/train.jsonl" --force >"$OUT/sweep.log" 2>&1
 	echo "sweep rc=$?"; tail -2 "$OUT/sweep.log"
 	$BIN/tune table "$OUT/train.jsonl" --output /tmp/table.json --nccl-csv "$OUT/nccl.csv" --force >"$OUT/table.txt" 2>&1
 	echo "table rc=$?"; tail -25 "$OUT/table.txt"; cp /tmp/table.json "$OUT/table.json"
@@ -133,7 +134,7 @@ fi
 if has heldout; then
 	log heldout
 	timeout 120 $BIN/tune sweep --backend nccl --ranks $N --colls allreduce,allgather --proto all --algo all --nchannels auto \
-		-b ${HELDOUT_B:-16} -e 1G -f 4 --precision 3% --max-time 200ms --output "$OUT/heldout.jsonl" --force >"$OUT/heldout.log" 2>&1
+		-b ${HELDOUT_B:-16} -e 1G -f 4 --precision 3% --max-time 200ms --repeat ${HELDOUT_REPEAT:-1} --output "$OUT/heldout.jsonl" --force >"$OUT/heldout.log" 2>&1
 	echo "heldout rc=$?"; tail -2 "$OUT/heldout.log"
 fi
 # Everything in one archive: the device tool brings back few files.
