@@ -6,8 +6,10 @@
 #
 # steps (default: all but heldout): perf graph launch sweep plugin heldout
 #   perf    allreduce/sendrecv -g N against nccl-tests, PASSES (3) alternating
-#           passes, then every binary checked
-#   graph   allreduce/sendrecv -G 1 (CUDA graphs) 8 B-64 KiB against nccl-tests
+#           passes over PERF_SIZES (-b 8 -e 1G -f 4), then (PERF_CHECK=1)
+#           every binary checked
+#   graph   allreduce/sendrecv -G 1 (CUDA graphs) 8 B-64 KiB against nccl-tests,
+#           GRAPH_PASSES (2)
 #   launch  one process per GPU: --np N and mpirun, against -g N
 #   sweep   tune sweep --backend nccl, every algorithm x protocol + NCCL's own
 #           choice, 8 B-1 GiB by 4, two repeats; tune table and its NCCL CSV
@@ -49,22 +51,24 @@ if has perf; then
 				# Alternate who goes first from pass to pass.
 				for who in $( ((rep % 2)) && echo "nccl-tests gccl" || echo "gccl nccl-tests"); do
 					echo "### $who $t rep $rep"
-					if [ $who = gccl ]; then perfbin $t --backend nccl -g $N -b 8 -e 1G -f 4 -n 50 -w 10 -c 0
-					else $NT/build/$t -g $N -b 8 -e 1G -f 4 -n 50 -w 10 -c 0; fi
+					if [ $who = gccl ]; then perfbin $t --backend nccl -g $N ${PERF_SIZES:--b 8 -e 1G -f 4} -n 50 -w 10 -c 0
+					else $NT/build/$t -g $N ${PERF_SIZES:--b 8 -e 1G -f 4} -n 50 -w 10 -c 0; fi
 				done
 			done
 		done
-		echo "### every binary -g $N, checked"
-		for p in all_gather_perf reduce_scatter_perf broadcast_perf reduce_perf alltoall_perf gather_perf scatter_perf hypercube_perf alltoallv_perf sendrecv_perf; do
-			perfbin $p --backend nccl -g $N -b 8 -e 8M -f 32 -n 5 -w 2 -c 1 | grep -E "Out of bounds|Avg bus"; echo "$p rc=$?"
-		done
+		if [ "${PERF_CHECK:-1}" != 0 ]; then
+			echo "### every binary -g $N, checked"
+			for p in all_gather_perf reduce_scatter_perf broadcast_perf reduce_perf alltoall_perf gather_perf scatter_perf hypercube_perf alltoallv_perf sendrecv_perf; do
+				perfbin $p --backend nccl -g $N -b 8 -e 8M -f 32 -n 5 -w 2 -c 1 | grep -E "Out of bounds|Avg bus"; echo "$p rc=$?"
+			done
+		fi
 	} >"$OUT/perf.txt" 2>&1
 	grep "rc=" "$OUT/perf.txt"
 fi
 if has graph; then
 	log graph
 	{
-		for rep in 1 2; do
+		for rep in $(seq 1 ${GRAPH_PASSES:-2}); do
 			for t in all_reduce_perf sendrecv_perf; do
 				echo "### nccl-tests $t -G 1 rep $rep"; timeout -s KILL 60 $NT/build/$t -g $N -b 8 -e 64K -f 4 -n 100 -w 10 -G 1; echo "rc=$?"
 				echo "### gccl $t -G 1 rep $rep"; timeout -s KILL 60 $BIN/tune _perf $t --backend nccl -g $N -b 8 -e 64K -f 4 -n 100 -w 10 -G 1; echo "rc=$?"
