@@ -21,8 +21,15 @@ func MakeUniqueID(addr string, token [tokenBytes]byte) (UniqueID, error) {
 type JoinOptions struct {
 	// Timeout bounds the join (the root may start after this process:
 	// refused connections are retried) and every collective (0: 5 minutes).
+	// Half of it is the heartbeat: the longest silence from the root this
+	// process, and from this process the root, takes for a lost link.
 	Timeout time.Duration
 }
+
+// heartbeatOf is the silence a job with this timeout takes for a lost
+// link: half the timeout, so that every rank hears of a lost host before
+// its own waits time out.
+func heartbeatOf(timeout time.Duration) time.Duration { return timeout / 2 }
 
 // ErrLost is wrapped by every error of a job that failed elsewhere: a
 // process lost or aborted, or the root gone.
@@ -87,7 +94,7 @@ func Join(addr string, token [tokenBytes]byte, nranks int, ranks []int, info Pro
 		time.Sleep(pause)
 	}
 	info.Ranks = append([]int(nil), ranks...)
-	if err := writeFrame(conn, frameHello, hello{token: token, nranks: nranks, info: info}.encode()); err != nil {
+	if err := writeFrame(conn, frameHello, hello{token: token, nranks: nranks, info: info, heartbeat: heartbeatOf(opt.Timeout)}.encode()); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("bootstrap: joining the root at %s: %w", addr, err)
 	}
@@ -140,15 +147,26 @@ func (c *Client) NRanks() int { return c.nranks }
 // read receives the root's messages until the connection ends.
 func (c *Client) read() {
 	defer close(c.done)
+	silence := heartbeatOf(c.timeout)
 	for {
+		// The root pings at least every silence/4: this much silence is
+		// a lost link (or a stopped root), not a quiet one.
+		_ = c.conn.SetReadDeadline(time.Now().Add(silence))
 		typ, p, err := readFrame(c.conn)
 		if err != nil {
-			if !c.closing.Load() {
+			var ne net.Error
+			switch {
+			case c.closing.Load():
+			case errors.As(err, &ne) && ne.Timeout():
+				c.markLost(fmt.Errorf("%w: lost %s: no heartbeat for %v (its host unreachable, or the process stopped)", ErrLost, c.rootDesc, silence))
+			default:
 				c.markLost(fmt.Errorf("%w: lost %s: connection closed (%v)", ErrLost, c.rootDesc, err))
 			}
 			return
 		}
 		switch typ {
+		case framePing:
+			go c.send(framePong, nil) // not here: a blocked write must not stop the reader
 		case frameResult:
 			seq, parts, err := decodeResult(p)
 			if err != nil {

@@ -191,7 +191,7 @@ func TestWrongTokenAndGarbageRefused(t *testing.T) {
 	g.Write([]byte{0xff, 0xff, 0xff, 0x7f, 1, 2, 3})
 	g.Close()
 	h, _ := net.Dial("tcp", r.Addr())
-	writeFrame(h, frameHello, []byte("gccl-bs1 but short"))
+	writeFrame(h, frameHello, []byte(helloMagic+" but short"))
 	h.Close()
 	cs, errs := joinAll(t, r, 2, [][]int{{0}, {1}}, 5*time.Second)
 	noErr(t, "join", errs)
@@ -451,4 +451,103 @@ func FuzzDecode(f *testing.F) {
 		decodeStr(b)
 		readFrame(bytes.NewReader(b))
 	})
+}
+
+// A process that stops answering (its host cut off: no FIN, no RST) fails
+// the job within its heartbeat and a ping's period, and the others hear
+// which process it was; one that keeps answering, however idle, does not.
+func TestHeartbeatLosesASilentProcess(t *testing.T) {
+	r, _ := newRoot(t, 10*time.Second)
+	const timeout = 800 * time.Millisecond // heartbeat 400 ms
+	joined := make(chan *Client, 1)
+	go func() {
+		c, err := Join(r.Addr(), testToken, 2, []int{0}, ProcInfo{Host: "alive", Pid: 1}, JoinOptions{Timeout: timeout})
+		if err != nil {
+			t.Error(err)
+		}
+		joined <- c
+	}()
+	// Rank 1 joins by hand and then never reads or writes again.
+	silent, err := net.Dial("tcp", r.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	h := hello{token: testToken, nranks: 2, info: ProcInfo{Ranks: []int{1}, Host: "cutoff", Pid: 2}, heartbeat: timeout / 2}
+	if err := writeFrame(silent, frameHello, h.encode()); err != nil {
+		t.Fatal(err)
+	}
+	if typ, _, err := readFrame(silent); err != nil || typ != frameTable {
+		t.Fatalf("no table: type %d, %v", typ, err)
+	}
+	alive := <-joined
+	if alive == nil {
+		t.FailNow()
+	}
+	defer alive.Close()
+	start := time.Now()
+	select {
+	case <-alive.Lost():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the job was not failed 5 s after a process fell silent")
+	}
+	took := time.Since(start)
+	err = alive.LostErr()
+	if !errors.Is(err, ErrLost) || !strings.Contains(err.Error(), "rank 1") || !strings.Contains(err.Error(), "cutoff") || !strings.Contains(err.Error(), "no answer") {
+		t.Errorf("error %v: want the lost job naming rank 1 on host cutoff, silent", err)
+	}
+	if took > timeout {
+		t.Errorf("the silent process was found after %v, want within the heartbeat (%v) and a ping's period", took, timeout/2)
+	}
+}
+
+// A root that falls silent (the link to it cut) is lost to each process
+// within its heartbeat, with an error that says so.
+func TestHeartbeatLosesASilentRoot(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() { // a root that sends the table and never another word
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		if _, _, err := readFrame(c); err != nil {
+			return
+		}
+		writeFrame(c, frameTable, encodeTable(0, rootProc{host: "roothost", pid: 9}, []ProcInfo{{Ranks: []int{0}, Host: "me", Pid: 1}}))
+		time.Sleep(10 * time.Second)
+	}()
+	c, err := Join(ln.Addr().String(), testToken, 1, []int{0}, ProcInfo{Host: "me", Pid: 1}, JoinOptions{Timeout: 600 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	select {
+	case <-c.Lost():
+	case <-time.After(5 * time.Second):
+		t.Fatal("a silent root was not noticed in 5 s")
+	}
+	if err := c.LostErr(); !strings.Contains(err.Error(), "no heartbeat") || !strings.Contains(err.Error(), "roothost") {
+		t.Errorf("error %v: want the root on roothost named, silent", err)
+	}
+}
+
+// Processes that answer their pings stay in the job however long it is
+// idle: many heartbeats pass without a collective.
+func TestHeartbeatKeepsAnIdleJob(t *testing.T) {
+	r, _ := newRoot(t, 10*time.Second)
+	cs, errs := joinAll(t, r, 2, [][]int{{0}, {1}}, 400*time.Millisecond) // heartbeat 200 ms
+	noErr(t, "join", errs)
+	defer closeAll(cs)
+	time.Sleep(time.Second)
+	for i, c := range cs {
+		if err := c.LostErr(); err != nil {
+			t.Errorf("client %d lost while idle: %v", i, err)
+		}
+	}
+	noErr(t, "barrier", each(cs, func(i int, c *Client) error { return c.Barrier() }))
 }

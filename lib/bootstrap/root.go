@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -57,6 +58,7 @@ type Root struct {
 	told    bool               // every process was sent failed; guarded by mu
 	closed  bool               // guarded by mu
 	left    chan struct{}      // closed when every process left or the job failed
+	stop    chan struct{}      // closed by Close: the heartbeat ends
 	timer   *time.Timer
 }
 
@@ -68,6 +70,11 @@ type member struct {
 	wmu   sync.Mutex // serialises writes to conn
 	bye   bool       // guarded by Root.mu
 	gone  bool       // guarded by Root.mu: its connection ended
+	// heard is when the root last read a frame from it (unix ns): written
+	// by its serve goroutine, read by the heartbeat goroutine.
+	heard atomic.Int64
+	// heartbeat is the silence the process tolerates (from its hello).
+	heartbeat time.Duration
 }
 
 func (m *member) send(typ byte, p []byte) {
@@ -99,7 +106,7 @@ func ServeRoot(addr string, token [tokenBytes]byte, opt RootOptions) (*Root, err
 		return nil, fmt.Errorf("bootstrap: root: %w", err)
 	}
 	host, _ := os.Hostname()
-	r := &Root{ln: ln, self: rootProc{host: host, pid: os.Getpid()}, token: token, opt: opt, claimed: map[int]*member{}, pending: map[uint64]*gather{}, left: make(chan struct{})}
+	r := &Root{ln: ln, self: rootProc{host: host, pid: os.Getpid()}, token: token, opt: opt, claimed: map[int]*member{}, pending: map[uint64]*gather{}, left: make(chan struct{}), stop: make(chan struct{})}
 	r.timer = time.AfterFunc(opt.Timeout, r.joinTimedOut)
 	r.wg.Add(1)
 	go r.accept()
@@ -146,7 +153,8 @@ func (r *Root) serve(c net.Conn) {
 		return
 	}
 	_ = c.SetReadDeadline(time.Time{})
-	m := &member{conn: c, info: h.info}
+	m := &member{conn: c, info: h.info, heartbeat: h.heartbeat}
+	m.heard.Store(time.Now().UnixNano())
 	if reason := r.admit(m, h.nranks); reason != "" {
 		r.logf("refused %s (pid %d): %s", c.RemoteAddr(), h.info.Pid, reason)
 		m.send(frameRefuse, encodeStr(reason))
@@ -159,7 +167,9 @@ func (r *Root) serve(c net.Conn) {
 			r.disconnected(m, err)
 			return
 		}
+		m.heard.Store(time.Now().UnixNano())
 		switch typ {
+		case framePong:
 		case frameColl:
 			cl, err := decodeColl(p)
 			if err != nil {
@@ -226,7 +236,67 @@ func (r *Root) admit(m *member, nranks int) string {
 			p.send(frameTable, encodeTable(i, r.self, infos))
 		}()
 	}
+	if limit := heartbeatLimit(r.procs); limit > 0 {
+		r.wg.Add(1)
+		go r.heartbeat(slices.Clone(r.procs), limit)
+	}
 	return ""
+}
+
+// heartbeatLimit is the smallest silence the processes tolerate (0: none
+// asked for one).
+func heartbeatLimit(ms []*member) time.Duration {
+	var limit time.Duration
+	for _, m := range ms {
+		if m.heartbeat > 0 && (limit == 0 || m.heartbeat < limit) {
+			limit = m.heartbeat
+		}
+	}
+	return limit
+}
+
+// heartbeat pings every process each limit/4 and fails the job, naming
+// the process, when one was silent for limit: a host cut off or stopped
+// says nothing, and TCP alone would not notice for minutes. It stops when
+// the job ends.
+func (r *Root) heartbeat(ms []*member, limit time.Duration) {
+	defer r.wg.Done()
+	tick := time.NewTicker(limit / 4)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.left:
+			return
+		case <-r.stop:
+			return
+		case <-tick.C:
+		}
+		now := time.Now()
+		for _, m := range ms {
+			r.mu.Lock()
+			quiet := m.bye || m.gone
+			r.mu.Unlock()
+			if quiet {
+				continue
+			}
+			if silent := now.Sub(time.Unix(0, m.heard.Load())); silent > limit {
+				r.fail(fmt.Sprintf("lost the %v: no answer for %v (its host unreachable, or the process stopped)", m.info, silent.Round(time.Millisecond)))
+				return
+			}
+			go m.ping(limit / 4)
+		}
+	}
+}
+
+// ping sends m a ping, giving up after d (a full socket buffer on a dead
+// link must not hold the heartbeat).
+func (m *member) ping(d time.Duration) {
+	if !m.wmu.TryLock() {
+		return // a write is under way: the link is busy, not silent
+	}
+	defer m.wmu.Unlock()
+	_ = m.conn.SetWriteDeadline(time.Now().Add(d))
+	_ = writeFrame(m.conn, framePing, nil)
 }
 
 func pidOf(o, m *member) int {
@@ -434,6 +504,7 @@ func (r *Root) Close() error {
 		return nil
 	}
 	r.closed = true
+	close(r.stop)
 	r.timer.Stop()
 	members := slices.Clone(r.members)
 	r.mu.Unlock()

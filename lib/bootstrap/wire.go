@@ -7,12 +7,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"time"
 )
 
 // Wire format of the rendezvous (all integers little endian):
 //
 //	frame   = length u32 | type u8 | payload      (length counts type + payload, <= maxFrame)
-//	hello   = "gccl-bs1" | token [32] | nranks u32 | ranks list | host str | hostid str | pid u32 | blob bytes
+//	hello   = "gccl-bs2" | token [32] | nranks u32 | ranks list | host str | hostid str | pid u32 | blob bytes | heartbeat_ms u32
 //	table   = index u32 | root's host str | root's pid u32 | nprocs u32 | nprocs x (ranks list | host str | hostid str | pid u32 | blob bytes)
 //	refuse  = reason str                          (root -> process: the join failed)
 //	coll    = seq u64 | kind u8 | root u32 | op u8 | data bytes
@@ -20,6 +21,13 @@ import (
 //	abort   = cause str                           (process -> root)
 //	lost    = reason str                          (root -> processes: the job failed)
 //	bye     = (empty)                             (process -> root: leaving on purpose)
+//	ping    = (empty)                             (root -> process, every heartbeat/4 once all joined)
+//	pong    = (empty)                             (process -> root: the answer to a ping)
+//
+// heartbeat_ms is how long the process lets its link to the root stay
+// silent before it calls the root lost; the root pings every process at a
+// quarter of the smallest and calls a process lost after that much
+// silence from it (a host unreachable, or a process stopped).
 //
 // list = count u32 | count x u32; str and bytes = length u32 | data.
 const (
@@ -31,9 +39,11 @@ const (
 	frameAbort
 	frameLost
 	frameBye
+	framePing
+	framePong
 )
 
-const helloMagic = "gccl-bs1"
+const helloMagic = "gccl-bs2"
 
 // maxFrame bounds a frame: a peer cannot make the root allocate more.
 const maxFrame = 16 << 20
@@ -153,9 +163,10 @@ func (d *dec) done() error {
 
 // hello is a process's request to join.
 type hello struct {
-	token  [tokenBytes]byte
-	nranks int
-	info   ProcInfo // with Ranks
+	token     [tokenBytes]byte
+	nranks    int
+	info      ProcInfo      // with Ranks
+	heartbeat time.Duration // the silence this process tolerates (0: none)
 }
 
 func (h hello) encode() []byte {
@@ -168,6 +179,7 @@ func (h hello) encode() []byte {
 	e.str(h.info.HostID)
 	e.u32(uint32(h.info.Pid))
 	e.bytes(h.info.Blob)
+	e.u32(uint32(min(h.heartbeat.Milliseconds(), math.MaxUint32)))
 	return e.Bytes()
 }
 
@@ -185,6 +197,7 @@ func decodeHello(p []byte) (hello, error) {
 	h.info.HostID = d.str()
 	h.info.Pid = int(d.u32())
 	h.info.Blob = d.bytes()
+	h.heartbeat = time.Duration(d.u32()) * time.Millisecond
 	if err := d.done(); err != nil {
 		return h, err
 	}

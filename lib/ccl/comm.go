@@ -162,7 +162,7 @@ func (w *world) connect(from, to, ch int, kind connKind, p proto.Protocol, buff 
 	if c.Close != nil {
 		w.closers = append(w.closers, c.Close)
 	}
-	desc := fmt.Sprintf("rank %d -> rank %d, channel %d (%s)", from, to, ch, connKindNames[kind])
+	desc := fmt.Sprintf("%s -> %s, channel %d (%s)", w.job.rankName(from), w.job.rankName(to), ch, connKindNames[kind])
 	e := &ends{}
 	// A FIFO end's far waiter is the peer rank's channel: in this process,
 	// or behind a bell in another process on this host; a network

@@ -2,6 +2,7 @@ package ccl
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -20,7 +21,7 @@ import (
 // Under -race (or -short) each cell runs a deterministic sample of the
 // types and reductions; without it, everything.
 
-var matrixColls = []Coll{CollAllReduce, CollReduceScatter, CollReduce, CollAllGather, CollBroadcast, CollAlltoAll, CollGather, CollScatter}
+var matrixColls = []Coll{CollAllReduce, CollReduceScatter, CollReduce, CollAllGather, CollBroadcast, CollAlltoAll, CollGather, CollScatter, CollSend}
 
 func reduces(c Coll) bool { return c == CollAllReduce || c == CollReduceScatter || c == CollReduce }
 
@@ -86,6 +87,9 @@ func matrixCases(colls []Coll, n int, p proto.Protocol, cell int, sample bool) [
 				count = min(count, 2*buff[p]/dt.Size()) // n messages each way: keep it quick
 			}
 			for _, inPlace := range []bool{false, true} {
+				if inPlace && coll == CollSend {
+					continue // send/recv has no in-place form
+				}
 				cases = append(cases, matrixCase{coll: coll, dt: dt, op: op, count: count, root: (si + k) % n, inPlace: inPlace})
 			}
 		}
@@ -240,6 +244,11 @@ func buffersFor(m matrixCase, r, n int, seed uint64) (send, recv, want []byte) {
 		send = withGuard(b)
 		plain(send, r, 0, cnt)
 		return send, recv, want
+	case CollSend: // a shift: send to r+d, receive from r-d (p2pShift)
+		send, recv, want = withGuard(b), withGuard(b), make([]byte, b)
+		plain(send, r, 0, cnt)
+		plain(want, (r-p2pShift(m, n)+n)%n, 0, cnt)
+		return send, recv, want
 	case CollScatter:
 		want = make([]byte, b)
 		plain(want, m.root, r*cnt, cnt)
@@ -320,6 +329,20 @@ func callColl(c *Comm, m matrixCase, send, recv []byte, op RedOp) error {
 		return c.Gather(send, recv, m.count, m.dt, m.root)
 	case CollScatter:
 		return c.Scatter(send, recv, m.count, m.dt, m.root)
+	case CollSend:
+		r, n, d := c.Rank(), c.Size(), p2pShift(m, c.Size())
+		if err := c.GroupStart(); err != nil {
+			return err
+		}
+		err := c.Send(send, m.count, m.dt, (r+d)%n)
+		if err == nil {
+			err = c.Recv(recv, m.count, m.dt, (r-d+n)%n)
+		}
+		return errors.Join(err, c.GroupEnd())
 	}
 	return fmt.Errorf("no call for %s", m.coll)
 }
+
+// p2pShift is how far a send/recv case sends, 1 to n-1 by its root (a
+// rank to itself on one rank).
+func p2pShift(m matrixCase, n int) int { return 1 + m.root%max(n-1, 1) }

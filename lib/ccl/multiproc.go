@@ -163,7 +163,7 @@ func InitRanks(nranks int, id UniqueID, ranks []int, cfg Config) ([]*Comm, error
 	mine := offerOf(set, nranks, len(ranks))
 	blob, _ := json.Marshal(mine)
 	link, err := bootstrap.Join(addr, id.Token(), nranks, ranks, bootstrap.ProcInfo{
-		Host: host, HostID: hostID(host), Pid: os.Getpid(), Blob: blob,
+		Host: hostLabel(host), HostID: hostID(host), Pid: os.Getpid(), Blob: blob,
 	}, bootstrap.JoinOptions{Timeout: joinTimeout})
 	if err != nil {
 		return nil, fmt.Errorf("ccl: InitRanks: %w", err)
@@ -185,6 +185,26 @@ func hostID(host string) string {
 	}
 	boot, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	return host + "/" + strings.TrimSpace(string(boot))
+}
+
+// hostLabel is how messages name this host: the hostname, and the
+// GCCL_HOSTID it was given when one was ("h1 on node7"), the name the
+// user chose for it.
+func hostLabel(host string) string {
+	if v := strings.TrimSpace(os.Getenv(EnvHostID)); v != "" && v != host {
+		return v + " on " + host
+	}
+	return host
+}
+
+// rankName names rank r in messages: with its process's host and pid when
+// that process is another one of the job.
+func (j *job) rankName(r int) string {
+	if j == nil || r < 0 || r >= len(j.procOf) || j.procOf[r] == j.self {
+		return fmt.Sprintf("rank %d", r)
+	}
+	p := j.procs[j.procOf[r]]
+	return fmt.Sprintf("rank %d (host %s, pid %d)", r, p.Host, p.Pid)
 }
 
 // offer is what each process brings to the table: the settings every

@@ -1,7 +1,6 @@
 package ccl
 
 import (
-	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -33,6 +32,7 @@ type mpJob struct {
 	// Scenario other than "" runs a special child (see mpScenario).
 	Scenario string
 	ShmDir   string
+	Timeout  time.Duration // the scenario's Config.Timeout, when set
 }
 
 // mpCell is one set of communicators: its configuration and its cases.
@@ -50,10 +50,89 @@ type mpCell struct {
 // on loopback: GCCL_SOCKET_IFNAME=lo).
 func runJob(t *testing.T, procs, perProc int, cells []mpCell, scenario string, timeout time.Duration, hostIDs ...string) (outputs []string, errs []error) {
 	t.Helper()
-	n := procs * perProc
-	dir := t.TempDir()
+	var place func(p int, cmd *exec.Cmd)
+	if len(hostIDs) > 0 {
+		place = func(p int, cmd *exec.Cmd) {
+			cmd.Env = append(cmd.Env, EnvHostID+"="+hostIDs[p], EnvSocketIfname+"=lo")
+		}
+	}
+	return startJob(t, jobSpec{procs: procs, perProc: perProc, cells: cells, scenario: scenario, place: place}).wait(timeout)
+}
+
+// jobSpec is a job of test children: procs processes of perProc
+// consecutive ranks, running cells or a scenario.
+type jobSpec struct {
+	procs, perProc int
+	cells          []mpCell
+	scenario       string
+	rankTimeout    time.Duration // the scenario's Config.Timeout (0: its own)
+	// place, when set, adapts process p's command: its host id, or the
+	// network namespace it runs in.
+	place func(p int, cmd *exec.Cmd)
+}
+
+// mpRun is a started job.
+type mpRun struct {
+	t    *testing.T
+	cmds []*exec.Cmd
+	outs []*syncBuffer
+	dir  string
+	done []chan error // each process's exit, once
+}
+
+// startJob serves the job's bootstrap roots in this process and starts its
+// children.
+func startJob(t *testing.T, spec jobSpec) *mpRun {
+	t.Helper()
+	n := spec.procs * spec.perProc
+	r := &mpRun{t: t, dir: t.TempDir()}
+	ids := newRoots(t, max(len(spec.cells), 1))
+	for p := range spec.procs {
+		job := mpJob{IDs: ids, NRanks: n, Cells: spec.cells, Scenario: spec.scenario, ShmDir: r.dir, Timeout: spec.rankTimeout}
+		for k := range spec.perProc {
+			job.Ranks = append(job.Ranks, p*spec.perProc+k)
+		}
+		b, _ := json.Marshal(job)
+		cmd := exec.Command(os.Args[0], "-test.run=^TestMultiProcChild$", "-test.v")
+		cmd.Env = append(os.Environ(), mpEnv+"="+string(b), shm.EnvDir+"="+r.dir, "GOMAXPROCS=2")
+		if spec.place != nil {
+			spec.place(p, cmd)
+		}
+		out := new(syncBuffer)
+		cmd.Stdout, cmd.Stderr = out, out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		r.cmds, r.outs, r.done = append(r.cmds, cmd), append(r.outs, out), append(r.done, done)
+	}
+	t.Cleanup(func() { // a test that stopped early leaves no child behind
+		for _, c := range r.cmds {
+			_ = c.Process.Kill()
+		}
+	})
+	return r
+}
+
+// newRoots serves n bootstrap roots in this process and returns their ids
+// (hex). A root waits for its job's first process within the timeout, and
+// a job's last cells start minutes after its first: these roots wait 15
+// minutes (GCCL_TIMEOUT set around their start only: children do not
+// inherit it).
+func newRoots(t *testing.T, n int) []string {
+	t.Helper()
+	old, had := os.LookupEnv(EnvTimeout)
+	os.Setenv(EnvTimeout, "15m")
+	defer func() {
+		if had {
+			os.Setenv(EnvTimeout, old)
+		} else {
+			os.Unsetenv(EnvTimeout)
+		}
+	}()
 	var ids []string
-	for range max(len(cells), 1) {
+	for range n {
 		id, err := NewUniqueID()
 		if err != nil {
 			t.Fatal(err)
@@ -61,55 +140,59 @@ func runJob(t *testing.T, procs, perProc int, cells []mpCell, scenario string, t
 		ids = append(ids, hex.EncodeToString(id[:]))
 		t.Cleanup(func() { stopRoot(id) })
 	}
-	cmds := make([]*exec.Cmd, procs)
-	outs := make([]*bytes.Buffer, procs)
-	for p := range procs {
-		job := mpJob{IDs: ids, NRanks: n, Cells: cells, Scenario: scenario, ShmDir: dir}
-		for k := range perProc {
-			job.Ranks = append(job.Ranks, p*perProc+k)
-		}
-		b, _ := json.Marshal(job)
-		cmd := exec.Command(os.Args[0], "-test.run=^TestMultiProcChild$", "-test.v")
-		cmd.Env = append(os.Environ(), mpEnv+"="+string(b), shm.EnvDir+"="+dir, "GOMAXPROCS=2")
-		if len(hostIDs) > 0 {
-			cmd.Env = append(cmd.Env, EnvHostID+"="+hostIDs[p], EnvSocketIfname+"=lo")
-		}
-		outs[p] = new(bytes.Buffer)
-		cmd.Stdout, cmd.Stderr = outs[p], outs[p]
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		cmds[p] = cmd
-	}
-	errs = make([]error, procs)
+	return ids
+}
+
+// wait waits for every child, killing those still running after timeout,
+// and returns their outputs and exit errors.
+func (r *mpRun) wait(timeout time.Duration) (outputs []string, errs []error) {
+	errs = make([]error, len(r.cmds))
 	var wg sync.WaitGroup
-	for p, cmd := range cmds {
+	for p := range r.cmds {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			select {
-			case errs[p] = <-done:
-			case <-time.After(timeout):
-				_ = cmd.Process.Kill()
-				errs[p] = fmt.Errorf("still running after %v: killed", timeout)
-				<-done
-			}
+			errs[p] = r.waitOne(p, timeout)
 		}()
 	}
 	wg.Wait()
-	for p := range procs {
-		outputs = append(outputs, outs[p].String())
+	for p := range r.cmds {
+		outputs = append(outputs, r.outs[p].String())
 	}
-	if left, _ := os.ReadDir(dir); len(left) > 0 {
+	if left, _ := os.ReadDir(r.dir); len(left) > 0 {
 		var names []string
 		for _, e := range left {
 			names = append(names, e.Name())
 		}
-		t.Errorf("shared-memory segments left behind: %v", names)
+		r.t.Errorf("shared-memory segments left behind: %v", names)
 	}
 	return outputs, errs
+}
+
+// waitOne waits up to timeout for process p, then kills it.
+func (r *mpRun) waitOne(p int, timeout time.Duration) error {
+	select {
+	case err := <-r.done[p]:
+		return err
+	case <-time.After(timeout):
+		_ = r.cmds[p].Process.Kill()
+		<-r.done[p]
+		return fmt.Errorf("still running after %v: killed", timeout)
+	}
+}
+
+// waitOutput waits until every process has printed line, or d passes.
+func (r *mpRun) waitOutput(line string, d time.Duration) error {
+	deadline := time.Now().Add(d)
+	for p := range r.outs {
+		for !strings.Contains(r.outs[p].String(), line) {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("process %d did not print %q within %v:\n%s", p, line, d, r.outs[p].String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	return nil
 }
 
 // TestMultiProcMatrix runs the correctness matrix, sampled, across 2, 3
@@ -278,6 +361,39 @@ func mpScenario(t *testing.T, job mpJob, id UniqueID) {
 			}
 			if i == 50 && job.Ranks[0] == job.NRanks-1 {
 				os.Exit(7)
+			}
+		}
+	case "netfault":
+		// Allreduces until something fails (the parent cuts a link or
+		// kills a host once every process said READY); the error is the
+		// RESULT line and the exit is non-zero, as a job's would be.
+		cfg.Timeout = job.Timeout
+		comms, err := InitRanks(job.NRanks, id, job.Ranks, cfg)
+		if err != nil {
+			fmt.Printf("RESULT %v\n", err)
+			os.Exit(3)
+		}
+		buf := make([]byte, 64<<10)
+		fail := func(err error) {
+			fmt.Printf("RESULT %v\n", err)
+			for _, c := range comms {
+				c.Abort()
+			}
+			os.Exit(3)
+		}
+		for i := 0; ; i++ {
+			for _, c := range comms {
+				if err := c.AllReduce(buf, buf, len(buf)/4, Float32, RedOp{}); err != nil {
+					fail(err)
+				}
+			}
+			for _, c := range comms {
+				if err := c.Synchronize(); err != nil {
+					fail(err)
+				}
+			}
+			if i == 20 {
+				fmt.Println("READY")
 			}
 		}
 	case "absent":

@@ -1,0 +1,182 @@
+// Command tcpcopy is the plain-socket yardstick the network transport is
+// measured against (scripts/netns-bench.sh): the same endpoints, one TCP
+// connection with the transport's socket settings, nothing else.
+//
+//	tcpcopy serve ADDR              accept connections; echo pings, sink streams
+//	tcpcopy stream ADDR BYTES REPS  send BYTES REPS times; print GB/s per rep (median last)
+//	tcpcopy ping ADDR N             N 8-byte round trips; print the median in us
+package main
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"time"
+)
+
+const bufBytes = 4 << 20 // the transport's socket buffers
+
+func tune(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+		_ = tc.SetReadBuffer(bufBytes)
+		_ = tc.SetWriteBuffer(bufBytes)
+	}
+}
+
+func main() {
+	if len(os.Args) < 3 {
+		fmt.Fprintln(os.Stderr, "usage: tcpcopy serve ADDR | stream ADDR BYTES REPS | ping ADDR N")
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "serve":
+		err = serve(os.Args[2])
+	case "stream":
+		err = stream(os.Args[2], atoi(os.Args[3]), atoi(os.Args[4]))
+	case "ping":
+		err = ping(os.Args[2], atoi(os.Args[3]))
+	default:
+		err = fmt.Errorf("unknown mode %q", os.Args[1])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tcpcopy:", err)
+		os.Exit(1)
+	}
+}
+
+func atoi(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		fmt.Fprintf(os.Stderr, "tcpcopy: %q: want a positive integer\n", s)
+		os.Exit(2)
+	}
+	return n
+}
+
+// serve answers each connection by its first byte: 'p' echoes 8-byte
+// pings, 's' reads a length and sinks that many bytes per rep, acking each.
+func serve(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return err
+		}
+		tune(c)
+		go func() {
+			defer c.Close()
+			var mode [1]byte
+			if _, err := io.ReadFull(c, mode[:]); err != nil {
+				return
+			}
+			if mode[0] == 'p' {
+				var b [8]byte
+				for {
+					if _, err := io.ReadFull(c, b[:]); err != nil {
+						return
+					}
+					if _, err := c.Write(b[:]); err != nil {
+						return
+					}
+				}
+			}
+			buf := make([]byte, 1<<20)
+			var hdr [8]byte
+			for {
+				if _, err := io.ReadFull(c, hdr[:]); err != nil {
+					return
+				}
+				for left := int64(binary.LittleEndian.Uint64(hdr[:])); left > 0; {
+					n, err := c.Read(buf[:min(int64(len(buf)), left)])
+					if err != nil {
+						return
+					}
+					left -= int64(n)
+				}
+				if _, err := c.Write([]byte{1}); err != nil {
+					return
+				}
+			}
+		}()
+	}
+}
+
+func dial(addr string, mode byte) (net.Conn, error) {
+	var c net.Conn
+	var err error
+	for i := 0; i < 100; i++ { // the server may still be starting
+		if c, err = net.Dial("tcp", addr); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		return nil, err
+	}
+	tune(c)
+	_, err = c.Write([]byte{mode})
+	return c, err
+}
+
+func stream(addr string, bytes, reps int) error {
+	c, err := dial(addr, 's')
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	buf := make([]byte, min(bytes, 4<<20))
+	var gbs []float64
+	for r := 0; r < reps; r++ {
+		start := time.Now()
+		var hdr [8]byte
+		binary.LittleEndian.PutUint64(hdr[:], uint64(bytes))
+		if _, err := c.Write(hdr[:]); err != nil {
+			return err
+		}
+		for left := bytes; left > 0; left -= min(len(buf), left) {
+			if _, err := c.Write(buf[:min(len(buf), left)]); err != nil {
+				return err
+			}
+		}
+		var ack [1]byte
+		if _, err := io.ReadFull(c, ack[:]); err != nil {
+			return err
+		}
+		gbs = append(gbs, float64(bytes)/time.Since(start).Seconds()/1e9)
+	}
+	slices.Sort(gbs)
+	fmt.Printf("stream %d B x %d: median %.3f GB/s (min %.3f, max %.3f)\n", bytes, reps, gbs[len(gbs)/2], gbs[0], gbs[len(gbs)-1])
+	return nil
+}
+
+func ping(addr string, n int) error {
+	c, err := dial(addr, 'p')
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	var b [8]byte
+	rt := make([]float64, 0, n)
+	for i := 0; i < n; i++ {
+		start := time.Now()
+		if _, err := c.Write(b[:]); err != nil {
+			return err
+		}
+		if _, err := io.ReadFull(c, b[:]); err != nil {
+			return err
+		}
+		rt = append(rt, float64(time.Since(start).Nanoseconds())/1e3)
+	}
+	slices.Sort(rt)
+	fmt.Printf("ping 8 B x %d: median round trip %.2f us (p10 %.2f, p90 %.2f)\n", n, rt[n/2], rt[n/10], rt[n*9/10])
+	return nil
+}
