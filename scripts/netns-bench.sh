@@ -5,6 +5,8 @@
 #
 #   bash scripts/netns-bench.sh [passes (3)] [out dir (results/local/netns)]
 #
+# BIN=dir takes prebuilt tcpcopy, allreduce_perf and sendrecv_perf from dir
+# (a machine without Go); else they are built here.
 # Per pass: tcpcopy stream 1-128 MiB and an 8 B ping-pong; then gccl's
 # sendrecv_perf and allreduce_perf, one process of one rank per namespace
 # (GCCL_LAUNCH_RANK/SIZE, the root in the first), 8 B-128 MiB.
@@ -16,9 +18,13 @@ T=$(mktemp -d); TAG=nb$$
 A=${TAG}a; B=${TAG}b; NET=198.19.77
 cleanup() { ip netns del $A 2>/dev/null; ip netns del $B 2>/dev/null; rm -rf "$T"; }
 trap cleanup EXIT
-go build -o $T/tcpcopy ./scripts/tcpcopy
-go build -o $T/allreduce_perf ./cmd/allreduce_perf
-go build -o $T/sendrecv_perf ./cmd/sendrecv_perf
+if [ -n "${BIN:-}" ]; then
+	cp "$BIN"/tcpcopy "$BIN"/allreduce_perf "$BIN"/sendrecv_perf $T/
+else
+	go build -o $T/tcpcopy ./scripts/tcpcopy
+	go build -o $T/allreduce_perf ./cmd/allreduce_perf
+	go build -o $T/sendrecv_perf ./cmd/sendrecv_perf
+fi
 ip netns add $A; ip netns add $B
 ip link add ${TAG}x netns $A type veth peer name ${TAG}y netns $B
 ip -n $A addr add $NET.1/24 dev ${TAG}x; ip -n $A link set ${TAG}x up; ip -n $A link set lo up

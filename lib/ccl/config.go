@@ -110,6 +110,9 @@ const (
 	// EnvSocketIfname picks the network interface of a job across hosts
 	// (NCCL_SOCKET_IFNAME's syntax: prefixes, =exact, ^exclude).
 	EnvSocketIfname = "GCCL_SOCKET_IFNAME"
+	// EnvNetSpin overrides how long idle network proxies poll before they
+	// park (a duration; 0: park at once). Default: see netSpin.
+	EnvNetSpin = "GCCL_NET_SPIN"
 )
 
 // ChoiceEnv are the variables that change which algorithm, protocol,

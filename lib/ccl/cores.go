@@ -1,6 +1,7 @@
 package ccl
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -80,4 +81,24 @@ func planSpin(runners, procs int) (spin time.Duration, noBackOff bool) {
 	default:
 		return proto.DefaultSpinFor, 2*runners <= procs
 	}
+}
+
+// netSpin is how long the network transport's idle proxies poll before
+// they park (transport.Net.Spin): longSpinFor where a host of 8 processors
+// or more has one for each of this process's rank channels and both of
+// their proxies, else none (a spinning proxy would take the processor its
+// rank or the kernel's network stack needs). The override (GCCL_NET_SPIN,
+// a duration, "0" for none) wins when set.
+func netSpin(localRanks, maxCh, procs int, override string) (time.Duration, error) {
+	if override != "" {
+		d, err := time.ParseDuration(override)
+		if err != nil || d < 0 {
+			return 0, fmt.Errorf("%s=%q: want a duration such as 500us or 2ms, or 0 for none", EnvNetSpin, override)
+		}
+		return d, nil
+	}
+	if procs >= 8 && 3*localRanks*maxCh <= procs {
+		return longSpinFor, nil
+	}
+	return 0, nil
 }

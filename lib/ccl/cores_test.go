@@ -2,6 +2,7 @@ package ccl
 
 import (
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,6 +40,28 @@ func TestPlanSpin(t *testing.T) {
 		spin, nb := planSpin(c.runners, c.procs)
 		if spin != c.spin || nb != c.noBackOff {
 			t.Errorf("planSpin(%d runners, %d procs) = %v, %v; want %v, %v", c.runners, c.procs, spin, nb, c.spin, c.noBackOff)
+		}
+	}
+}
+
+func TestNetSpin(t *testing.T) {
+	for _, c := range []struct {
+		ranks, ch, procs int
+		override         string
+		want             time.Duration
+		bad              bool
+	}{
+		{1, 2, 16, "", longSpinFor, false}, {2, 2, 12, "", longSpinFor, false}, {2, 2, 11, "", 0, false},
+		{1, 1, 2, "", 0, false}, {1, 2, 4, "", 0, false}, {1, 1, 7, "", 0, false},
+		{1, 1, 2, "300us", 300 * time.Microsecond, false}, {1, 2, 16, "0", 0, false},
+		{1, 1, 2, "fast", 0, true}, {1, 1, 2, "-1ms", 0, true},
+	} {
+		got, err := netSpin(c.ranks, c.ch, c.procs, c.override)
+		if (err != nil) != c.bad || got != c.want {
+			t.Errorf("netSpin(%d ranks, %d channels, %d procs, %q) = %v, %v; want %v, error %v", c.ranks, c.ch, c.procs, c.override, got, err, c.want, c.bad)
+		}
+		if err != nil && !strings.Contains(err.Error(), EnvNetSpin) {
+			t.Errorf("error %q does not name %s", err, EnvNetSpin)
 		}
 	}
 }

@@ -525,10 +525,15 @@ func (j *job) listen(w *world) error {
 		l.Close()
 		return fmt.Errorf("ccl: InitRanks: exchanging network addresses: %w", err)
 	}
+	spin, err := netSpin(len(j.procs[j.self].Ranks), j.maxCh, runtime.GOMAXPROCS(0), strings.TrimSpace(os.Getenv(EnvNetSpin)))
+	if err != nil {
+		l.Close()
+		return fmt.Errorf("ccl: InitRanks: %w", err)
+	}
 	j.listener = l
 	w.transports = append(w.transports, transport.Net{
 		Listener: l, Token: token, Timeout: joinWait(w.set.timeout),
-		Stop: w.abort.Aborted, Abort: w.abort,
+		Stop: w.abort.Aborted, Abort: w.abort, Spin: spin,
 		Addr: func(rank int) (string, error) {
 			pi := j.procOf[rank]
 			if pi >= len(addrs) || len(addrs[pi]) == 0 {

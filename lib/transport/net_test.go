@@ -14,6 +14,10 @@ import (
 	"github.com/gccl/gccl/lib/proto"
 )
 
+// netPairSpin is the proxies' Spin in netPair (tests set it per run; not
+// parallel).
+var netPairSpin time.Duration
+
 // netPair opens one connection of protocol p over loopback TCP: the
 // sender's FIFO and the receiver's, each bridged by its proxy, both ends in
 // this process (as two hosts would hold them).
@@ -25,7 +29,7 @@ func netPair(t testing.TB, p proto.Protocol, size int, abort *proto.Abort) (*pro
 		t.Fatal(err)
 	}
 	t.Cleanup(l.Close)
-	tr := Net{Listener: l, Addr: func(int) (string, error) { return l.Addr(), nil }, Token: token, Timeout: 5 * time.Second, Abort: abort}
+	tr := Net{Listener: l, Addr: func(int) (string, error) { return l.Addr(), nil }, Token: token, Timeout: 5 * time.Second, Abort: abort, Spin: netPairSpin}
 	req := Request{From: Peer{Rank: 0, Host: "a", Pid: 1}, To: Peer{Rank: 1, Host: "b", Pid: 2}, Proto: p, BuffSize: size, Kind: "ring"}
 	req.Sides = SendOnly
 	sc, err := Connect([]Transport{InProc{}, Shm{}, tr}, req)
@@ -55,6 +59,16 @@ func netPair(t testing.TB, p proto.Protocol, size int, abort *proto.Abort) (*pro
 // slices of 1 and 2 steps with the steps aligned, several FIFOs' worth so
 // credits wrap; every payload must arrive bit for bit, in order.
 func TestNetMovesEveryProtocol(t *testing.T) {
+	for _, spin := range []time.Duration{0, 300 * time.Microsecond} {
+		t.Run(fmt.Sprintf("spin=%v", spin), func(t *testing.T) {
+			netPairSpin = spin
+			defer func() { netPairSpin = 0 }()
+			testNetMovesEveryProtocol(t)
+		})
+	}
+}
+
+func testNetMovesEveryProtocol(t *testing.T) {
 	for _, c := range []struct {
 		p    proto.Protocol
 		size int
@@ -216,38 +230,13 @@ func cutUnder(t *testing.T, c *Conn) {
 // network connections (four proxies) over loopback, beside a plain TCP
 // ping-pong of the same bytes on one socket pair.
 func BenchmarkNetPingPong(b *testing.B) {
-	b.Run("net", func(b *testing.B) {
-		abort := proto.NewAbort()
-		s1, r1, _, _ := netPair(b, proto.LL, 8*8*proto.LLLineBytes, abort)
-		s2, r2, _, _ := netPair(b, proto.LL, 8*8*proto.LLLineBytes, abort)
-		msg, got := make([]byte, 8), make([]byte, 8)
-		done := make(chan error, 1)
-		go func() {
-			for i := 0; i < b.N; i++ {
-				if err := r1.LLRecv(got); err != nil {
-					done <- err
-					return
-				}
-				if err := s2.LLSend(got); err != nil {
-					done <- err
-					return
-				}
-			}
-			done <- nil
-		}()
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			if err := s1.LLSend(msg); err != nil {
-				b.Fatal(err)
-			}
-			if err := r2.LLRecv(msg); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if err := <-done; err != nil {
-			b.Fatal(err)
-		}
-	})
+	for _, spin := range []time.Duration{0, 2 * time.Millisecond} {
+		b.Run(fmt.Sprintf("net/spin=%v", spin), func(b *testing.B) {
+			netPairSpin = spin
+			defer func() { netPairSpin = 0 }()
+			benchNetPingPong(b)
+		})
+	}
 	b.Run("tcp", func(b *testing.B) {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -286,4 +275,38 @@ func BenchmarkNetPingPong(b *testing.B) {
 			}
 		}
 	})
+}
+
+// benchNetPingPong bounces 8 bytes through two connections (four proxies).
+func benchNetPingPong(b *testing.B) {
+	abort := proto.NewAbort()
+	s1, r1, _, _ := netPair(b, proto.LL, 8*8*proto.LLLineBytes, abort)
+	s2, r2, _, _ := netPair(b, proto.LL, 8*8*proto.LLLineBytes, abort)
+	msg, got := make([]byte, 8), make([]byte, 8)
+	done := make(chan error, 1)
+	go func() {
+		for i := 0; i < b.N; i++ {
+			if err := r1.LLRecv(got); err != nil {
+				done <- err
+				return
+			}
+			if err := s2.LLSend(got); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := s1.LLSend(msg); err != nil {
+			b.Fatal(err)
+		}
+		if err := r2.LLRecv(msg); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := <-done; err != nil {
+		b.Fatal(err)
+	}
 }
