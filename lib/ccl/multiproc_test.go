@@ -249,20 +249,7 @@ func TestMultiHostMatrix(t *testing.T) {
 		{4, 1, []string{"hostA", "hostA", "hostB", "hostB"}},
 	}
 	for li, l := range layouts {
-		var cells []mpCell
-		k := li
-		for _, p := range proto.All() {
-			for _, algo := range []string{"Ring", "Tree"} {
-				k++
-				c := mpCell{Proto: p.String(), Algo: algo, NCh: 1 + k%2, Sample: k, Colls: matrixColls}
-				if algo == "Tree" {
-					c.Colls = []Coll{CollAllReduce}
-				}
-				cells = append(cells, c)
-			}
-		}
-		// auto: the one-shot is never chosen across hosts.
-		cells = append(cells, mpCell{Sample: k + 1, Colls: []Coll{CollAllReduce, CollAllGather}})
+		cells := hostCells(li, 2)
 		t.Run(fmt.Sprintf("procs=%d/ranks=%d/hosts=%d", l.procs, l.per, len(l.hosts)), func(t *testing.T) {
 			outs, errs := runJob(t, l.procs, l.per, cells, "", 4*time.Minute, l.hosts...)
 			for p, err := range errs {
@@ -272,6 +259,26 @@ func TestMultiHostMatrix(t *testing.T) {
 			}
 		})
 	}
+}
+
+// hostCells are the cells of a matrix across hosts: ring (every
+// collective) and tree (allreduce) for every protocol, channels 1 to maxCh
+// in turn from sample first on, then auto (which must never pick the
+// one-shot across hosts).
+func hostCells(first, maxCh int) []mpCell {
+	var cells []mpCell
+	k := first
+	for _, p := range proto.All() {
+		for _, algo := range []string{"Ring", "Tree"} {
+			k++
+			c := mpCell{Proto: p.String(), Algo: algo, NCh: 1 + k%maxCh, Sample: k, Colls: matrixColls}
+			if algo == "Tree" {
+				c.Colls = []Coll{CollAllReduce}
+			}
+			cells = append(cells, c)
+		}
+	}
+	return append(cells, mpCell{Sample: k + 1, Colls: []Coll{CollAllReduce, CollAllGather}})
 }
 
 // TestMultiProcChild is a process of a job when mpEnv is set.

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/gccl/gccl/lib/bootstrap"
-	"github.com/gccl/gccl/lib/proto"
 )
 
 // netHosts are "hosts" built of network namespaces on this machine: each
@@ -165,19 +164,7 @@ func TestNetnsMatrix(t *testing.T) {
 	}
 	h := newNetHosts(t, 3)
 	for li, l := range layouts {
-		var cells []mpCell
-		k := li
-		for _, p := range proto.All() {
-			for _, algo := range []string{"Ring", "Tree"} {
-				k++
-				c := mpCell{Proto: p.String(), Algo: algo, NCh: 1 + k%4, Sample: k, Colls: matrixColls}
-				if algo == "Tree" {
-					c.Colls = []Coll{CollAllReduce}
-				}
-				cells = append(cells, c)
-			}
-		}
-		cells = append(cells, mpCell{Sample: k + 1, Colls: []Coll{CollAllReduce, CollAllGather}}) // auto
+		cells := hostCells(li, 4)
 		hosts := map[int]bool{}
 		for _, k := range l.hostOf {
 			hosts[k] = true
