@@ -30,10 +30,12 @@ import (
 
 // Options are a launch.
 type Options struct {
-	NP      int           // processes, 1..MaxNP
-	Path    string        // the program (usually os.Executable())
-	Args    []string      // its arguments
-	Env     []string      // base environment (os.Environ())
+	NP   int      // processes, 1..MaxNP
+	Path string   // the program (usually os.Executable())
+	Args []string // its arguments
+	Env  []string // base environment (os.Environ())
+	// ProcEnv, when set, adds variables for process rank (after Env).
+	ProcEnv func(rank int) []string
 	Timeout time.Duration // the whole job's wall-clock limit; 0: none
 	// Grace is how long processes get after SIGTERM (a failure, the
 	// timeout or an interrupt) before SIGKILL; 0: 3 s.
@@ -105,6 +107,9 @@ func run(opt Options, sigs <-chan os.Signal) (int, error) {
 		p.cmd.Env = append(append([]string(nil), env...),
 			bootstrap.EnvLaunchRank+"="+strconv.Itoa(r),
 			bootstrap.EnvLaunchLocalRank+"="+strconv.Itoa(r))
+		if opt.ProcEnv != nil {
+			p.cmd.Env = append(p.cmd.Env, opt.ProcEnv(r)...)
+		}
 		// Its own process group: a terminal's Ctrl-C reaches the launcher
 		// only, which forwards it once to every process. Pdeathsig: a
 		// launcher killed with -9 takes its processes with it.

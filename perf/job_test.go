@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gccl/gccl/lib/shm"
+	"github.com/gccl/gccl/results"
 )
 
 // Runs across processes re-execute this test binary as the perf program:
@@ -258,5 +260,53 @@ func waitFor(cmd *exec.Cmd, d time.Duration) error {
 		_ = cmd.Process.Kill()
 		<-done
 		return fmt.Errorf("still running after %v: killed", d)
+	}
+}
+
+// --np 4 --hosts 2: two "hosts" of two processes (shared memory inside a
+// host, the network transport on loopback between them); the records say
+// 2 hosts, and every point checks.
+func TestNPHosts(t *testing.T) {
+	dir := t.TempDir()
+	asChildren(t, dir)
+	out := filepath.Join(t.TempDir(), "hosts.jsonl")
+	var stdout, errb bytes.Buffer
+	args := []string{"--np", "4", "--hosts", "2", "-b", "8", "-e", "64K", "-f", "32", "-n", "2", "-w", "1", "--out", out}
+	if code := Main(AllReduce, args, &stdout, &errb); code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), errb.String())
+	}
+	recs, err := results.ReadFile(out)
+	if err != nil || len(recs) == 0 {
+		t.Fatalf("records: %v (%d)", err, len(recs))
+	}
+	for _, r := range recs {
+		if r.NHosts != 2 || r.NProcs != 4 || r.Wrong != 0 {
+			t.Errorf("record of %d B: %d hosts, %d processes, %d wrong; want 2, 4, 0", r.Size, r.NHosts, r.NProcs, r.Wrong)
+		}
+	}
+	noSegmentsLeft(t, dir)
+	for _, bad := range [][]string{{"--hosts", "2"}, {"--np", "4", "--hosts", "3"}, {"--np", "2", "--hosts", "4"}, {"--np", "2", "--hosts", "-1"}} {
+		var o, e bytes.Buffer
+		if code := Main(AllReduce, append(bad, "-b", "8", "-e", "8"), &o, &e); code == 0 || !strings.Contains(e.String()+o.String(), "--hosts") {
+			t.Errorf("%v: exit %d, %s", bad, code, e.String())
+		}
+	}
+}
+
+func TestHostsEnv(t *testing.T) {
+	none := func(string) (string, bool) { return "", false }
+	if hostsEnv(4, 0, none) != nil {
+		t.Error("--hosts 0 sets host ids")
+	}
+	f := hostsEnv(6, 3, none)
+	for r, want := range []string{"host0", "host0", "host1", "host1", "host2", "host2"} {
+		env := f(r)
+		if env[0] != "GCCL_HOSTID="+want || len(env) != 2 || env[1] != "GCCL_SOCKET_IFNAME=lo" {
+			t.Errorf("process %d: %v, want GCCL_HOSTID=%s on lo", r, env, want)
+		}
+	}
+	set := func(k string) (string, bool) { return "eth", k == "GCCL_SOCKET_IFNAME" }
+	if env := hostsEnv(2, 2, set)(1); len(env) != 1 {
+		t.Errorf("GCCL_SOCKET_IFNAME set by the user was overridden: %v", env)
 	}
 }

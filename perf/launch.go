@@ -2,8 +2,10 @@ package perf
 
 import (
 	"fmt"
+	"github.com/gccl/gccl/lib/ccl"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/gccl/gccl/launch"
@@ -20,8 +22,9 @@ func launchProcesses(t *Test, o *Options, args []string, stdout, stderr io.Write
 		return exitInternal
 	}
 	code, err := launch.Run(launch.Options{
-		NP: o.NP, Path: exe, Args: append(prefix, WithoutFlag(args, "np")...), Env: os.Environ(),
-		Stdout: stdout, Stderr: stderr,
+		NP: o.NP, Path: exe, Args: append(prefix, WithoutFlag(WithoutFlag(args, "np"), "hosts")...), Env: os.Environ(),
+		ProcEnv: hostsEnv(o.NP, o.Hosts, os.LookupEnv),
+		Stdout:  stdout, Stderr: stderr,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: --np %d: %v\n", prog, o.NP, err)
@@ -59,4 +62,22 @@ func WithoutFlag(args []string, name string) []string {
 		out = append(out, a)
 	}
 	return out
+}
+
+// hostsEnv is --hosts: process r of np is host r/(np/hosts), named
+// "host<k>" as its GCCL_HOSTID (so the stack joins hosts by the network
+// transport), on loopback unless GCCL_SOCKET_IFNAME is set. nil when
+// hosts is 0 (the processes are one host).
+func hostsEnv(np, hosts int, lookup func(string) (string, bool)) func(int) []string {
+	if hosts <= 0 {
+		return nil
+	}
+	_, ifname := lookup(ccl.EnvSocketIfname)
+	return func(r int) []string {
+		env := []string{ccl.EnvHostID + "=host" + strconv.Itoa(r/(np/hosts))}
+		if !ifname {
+			env = append(env, ccl.EnvSocketIfname+"=lo")
+		}
+		return env
+	}
 }

@@ -33,6 +33,7 @@ type block struct {
 	test    *perf.Test
 	nRanks  int
 	perHost int // 0: one host
+	hosts   int // --hosts: the processes are this many hosts (0: perHost decides)
 	cfg     sweepConfig
 	sizes   []int64 // the sizes still to measure
 }
@@ -121,7 +122,7 @@ func mergeSizes(a, b []int64) []int64 {
 }
 
 // args are the perf arguments of the run.
-func (r sweepRun) args(iters, warmup int, factor int64, precision string, maxTime time.Duration, interleave bool, out string, np int, backend string) []string {
+func (r sweepRun) args(iters, warmup int, factor int64, precision string, maxTime time.Duration, interleave bool, out string, np, hosts int, backend string) []string {
 	b := r.blocks[0]
 	specs := make([]string, len(r.blocks))
 	for i, b := range r.blocks {
@@ -144,6 +145,9 @@ func (r sweepRun) args(iters, warmup int, factor int64, precision string, maxTim
 	}
 	if np > 1 {
 		args = append(args, "--np", strconv.Itoa(np))
+	}
+	if hosts > 1 {
+		args = append(args, "--hosts", strconv.Itoa(hosts))
 	}
 	if backend != "" && backend != "embedded" {
 		args = append(args, "--backend", backend)
@@ -210,7 +214,10 @@ func (b block) rowSize(size int64) int64 {
 // key is the tuner.Key the block's records will have.
 func (b block) key() tuner.Key {
 	hosts := 1
-	if b.perHost > 0 {
+	switch {
+	case b.hosts > 0:
+		hosts = b.hosts
+	case b.perHost > 0:
 		hosts = (b.nRanks + b.perHost - 1) / b.perHost
 	}
 	or := func(s string) string {
@@ -244,6 +251,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	interleave := fs.Bool("interleave", true, "measure a shape's configurations side by side on one set of communicators, round after round, so a slow spell hits all alike (perf --interleave); false: communicators per configuration")
 	backend := fs.String("backend", "embedded", "collective backend: embedded (gccl's stack) or nccl (libnccl on GPUs: one GPU per rank, configurations on fresh communicators, no --interleave)")
 	np := fs.Int("np", 0, "run every measurement across this many processes on this host (perf --np), each holding --ranks/np of the ranks; default 0 keeps the ranks in one process")
+	hosts := fs.Int("hosts", 0, "with --np: run the processes as this many hosts (perf --hosts: each its own host id, joined by the network transport on loopback), so the records and tables are for jobs across hosts")
 	repeat := fs.Int("repeat", 1, "separate runs of every configuration (new communicators each), pooled, so one run's bad luck is outvoted")
 	out := outputFlag(fs, "the results file (JSONL), required; an existing one is resumed: finished points are kept, not redone")
 	force := fs.Bool("force", false, "start over: overwrite the --output file instead of resuming")
@@ -267,6 +275,9 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if *np < 0 || *np > 1024 {
 		return bad("--np %d: want 1 to 1024 processes (0: the ranks in one process)", *np)
+	}
+	if *hosts != 0 && (*np < 1 || *hosts < 1 || *hosts > *np || *np%*hosts != 0) {
+		return bad("--hosts %d with --np %d: want --np processes and a divisor of them as hosts (every host holds as many processes)", *hosts, *np)
 	}
 	if err := refuseChoiceEnv(os.LookupEnv); err != nil {
 		return bad("%v", err)
@@ -293,6 +304,14 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		return bad("%v", err)
+	}
+	if *hosts > 1 {
+		for i := range plan {
+			if plan[i].perHost > 0 {
+				return bad("--hosts and --ranks-per-host both group ranks into hosts (real processes, simulated ones): give one")
+			}
+			plan[i].hosts = *hosts
+		}
 	}
 	if *np > 1 {
 		for _, b := range plan {
@@ -379,7 +398,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 		default:
 		}
 		tmp := part
-		args := run.args(*iters, *warmup, *factor, *precision, *maxTime, *interleave, tmp, *np, *backend)
+		args := run.args(*iters, *warmup, *factor, *precision, *maxTime, *interleave, tmp, *np, *hosts, *backend)
 		var errBuf strings.Builder
 		runtime.GC() // the last run's buffers must not be collected during this one
 		code := perf.Main(run.blocks[0].test, args, io.Discard, &errBuf)

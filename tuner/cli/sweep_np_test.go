@@ -53,6 +53,27 @@ func TestSweepAcrossProcesses(t *testing.T) {
 	if code, _, stderr := runCLI("sweep", "--ranks", "3", "--np", "2", "--output", out); code == 0 || !strings.Contains(stderr, "multiples of --np") {
 		t.Errorf("3 ranks over 2 processes: exit %d, %s", code, stderr)
 	}
+	// --hosts 2: the two processes are two hosts; the records say so.
+	hostsOut := filepath.Join(t.TempDir(), "hosts.jsonl")
+	code, stdout, stderr = runCLI("sweep", "--colls", "allreduce", "--ranks", "2", "--np", "2", "--hosts", "2", "--proto", "LL",
+		"--algo", "Ring", "-b", "8", "-e", "64", "-f", "8", "-n", "3", "-w", "1", "--max-time", "50ms", "--output", hostsOut)
+	if code != 0 {
+		t.Fatalf("--hosts 2: exit %d:\n%s\n%s", code, stdout, stderr)
+	}
+	hrecs, err := results.ReadFile(hostsOut)
+	if err != nil || len(hrecs) == 0 {
+		t.Fatalf("--hosts 2: records %v (%d)\n%s\n%s", err, len(hrecs), stdout, stderr)
+	}
+	for _, r := range hrecs {
+		if r.NHosts != 2 || r.NProcs != 2 || r.Wrong > 0 {
+			t.Errorf("--hosts 2: record %+v: want 2 hosts of one process, 0 wrong", r)
+		}
+	}
+	for _, bad := range [][]string{{"--hosts", "2"}, {"--np", "4", "--hosts", "3", "--ranks", "4"}} {
+		if code, _, stderr := runCLI(append([]string{"sweep", "--output", out}, bad...)...); code == 0 || !strings.Contains(stderr, "--hosts") {
+			t.Errorf("%v: exit %d, %s", bad, code, stderr)
+		}
+	}
 	if left, _ := os.ReadDir(dir); len(left) > 0 {
 		t.Errorf("segments left: %v", left)
 	}
