@@ -176,7 +176,7 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	fs.StringVar(&o.Backend, "backend", "embedded", "collective backend: embedded (gccl's stack) or nccl (libnccl and libcudart on GPUs; GCCL_NCCL_LIBRARY and GCCL_CUDART_LIBRARY name them)")
 	fs.StringVar(&o.TuningFile, "tuning-file", "", "tuning table for the automatic choices: the stack's JSON table (GCCL_TUNING_FILE); with --backend nccl, NCCL's example-tuner CSV (tune table --nccl-csv) handed to a tuner plugin (NCCL_TUNER_PLUGIN, else gccl's own, built once with cc into the user's cache, else libnccl-tuner-example.so beside libnccl)")
 	fs.IntVar(&o.NP, "np", 0, "start this many processes on this host (built-in launcher), each with -t x -g ranks; process 0 prints the table")
-	fs.IntVar(&o.Hosts, "hosts", 0, "with --np: run the processes as this many hosts (consecutive processes share one; each host its own GCCL_HOSTID, joined by the network transport on loopback unless GCCL_SOCKET_IFNAME is set)")
+	fs.IntVar(&o.Hosts, "hosts", 0, "with --np: run the processes as this many hosts (consecutive processes share one; each host its own GCCL_HOSTID, joined by the network transport on loopback unless GCCL_SOCKET_IFNAME is set; default 0: the processes are one host)")
 	fs.BoolVar(&o.ShowVersion, "version", false, "print the version (gccl, nccl-tests compatibility, Go, build revision) and exit")
 	fs.StringVar(&o.Plot, "plot", "", "write the busBW curves of this run (out-of-place, one per configuration) to this image: .png, .svg or .pdf (never overwrites: --force)")
 	if err := fs.Parse(args); err != nil {

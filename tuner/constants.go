@@ -25,7 +25,11 @@ type Point struct {
 	NCh            int // channels that carried data
 	ReqCh          int // channels asked for (the forced configuration)
 	NRanks, NHosts int
-	Bytes          int64
+	// RealHosts: the hosts were machines (or processes the stack took for
+	// them, perf --hosts) joined by the network transport; else they were
+	// simulated in one process over its FIFOs (--ranks-per-host).
+	RealHosts bool
+	Bytes     int64
 	Us             float64 // measured time (the median when recorded)
 	Source         string  // file:line or a label, for reports
 }
@@ -62,7 +66,7 @@ func PointsFromRecords(recs []results.Record) (pts []Point, skipped int) {
 			nch = r.ChosenCh
 		}
 		pts = append(pts, Point{Coll: c, Algo: a, Proto: p, NCh: nch, ReqCh: r.Channels, NRanks: r.NRanks,
-			NHosts: max(r.NHosts, 1), Bytes: r.Size, Us: us, Source: r.Source})
+			NHosts: max(r.NHosts, 1), RealHosts: r.NHosts > 1 && r.NProcs >= r.NHosts, Bytes: r.Size, Us: us, Source: r.Source})
 	}
 	return pts, skipped
 }
@@ -89,18 +93,27 @@ type knob struct {
 	from float64
 }
 
-// knobs lists what FitConstants fits. Intra and inter links share their
-// figures: every transport measured so far is the in-process one.
-func knobs() []knob {
+// knobs lists what FitConstants fits. The links inside a host and between
+// hosts have knobs of their own (step latencies, channel bandwidth); those
+// between hosts only with inter set, when the points include jobs across
+// hosts: without them nothing measures the network, and its constants keep
+// their start values.
+func knobs(inter bool) []knob {
+	links := []tuning.Link{tuning.Intra}
+	if inter {
+		links = append(links, tuning.Inter)
+	}
 	var ks []knob
 	for _, a := range tuning.Algos() {
 		for _, p := range proto.All() {
 			ks = append(ks, knob{fmt.Sprintf("base_lat_us.%s.%s", a, p), func(c *tuning.Constants) []*float64 {
 				return []*float64{&c.BaseLatUs[a][p]}
 			}, 0})
-			ks = append(ks, knob{fmt.Sprintf("step_lat_us.*.%s.%s", a, p), func(c *tuning.Constants) []*float64 {
-				return []*float64{&c.StepLatUs[tuning.Intra][a][p], &c.StepLatUs[tuning.Inter][a][p]}
-			}, 0})
+			for _, l := range links {
+				ks = append(ks, knob{fmt.Sprintf("step_lat_us.%s.%s.%s", l, a, p), func(c *tuning.Constants) []*float64 {
+					return []*float64{&c.StepLatUs[l][a][p]}
+				}, 0})
+			}
 			if p != proto.Simple {
 				ks = append(ks, knob{fmt.Sprintf("max_channel_bw_gbs.%s.%s", a, p), func(c *tuning.Constants) []*float64 {
 					return []*float64{&c.MaxChannelBwGBs[a][p]}
@@ -113,10 +126,12 @@ func knobs() []knob {
 			return []*float64{&c.OversubStepLatUs[p]}
 		}, 0})
 	}
+	for _, l := range links {
+		ks = append(ks, knob{fmt.Sprintf("channel_bw_gbs.%s", l), func(c *tuning.Constants) []*float64 {
+			return []*float64{&c.ChannelBwGBs[l]}
+		}, 0})
+	}
 	ks = append(ks,
-		knob{"channel_bw_gbs.*", func(c *tuning.Constants) []*float64 {
-			return []*float64{&c.ChannelBwGBs[tuning.Intra], &c.ChannelBwGBs[tuning.Inter]}
-		}, 0},
 		knob{"max_host_bw_gbs", func(c *tuning.Constants) []*float64 { return []*float64{&c.MaxHostBwGBs} }, 0},
 		knob{"host_bw_per_core_gbs", func(c *tuning.Constants) []*float64 { return []*float64{&c.HostBwPerCoreGBs} }, 0},
 		knob{"tree_bw_factor", func(c *tuning.Constants) []*float64 { return []*float64{&c.TreeBwFactor} }, 0},
@@ -137,15 +152,17 @@ func knobs() []knob {
 // takes.
 func KnobNames() []string {
 	var names []string
-	for _, k := range knobs() {
+	for _, k := range knobs(true) {
 		names = append(names, k.name)
 	}
 	return names
 }
 
-// freeKnobs is knobs() less those hold names.
-func freeKnobs(hold []string) ([]knob, error) {
-	all := knobs()
+// freeKnobs is knobs(inter) less those hold names. A hold must name some
+// knob of knobs(true): one for the links between hosts is valid, if moot,
+// when the points hold no job across hosts.
+func freeKnobs(hold []string, inter bool) ([]knob, error) {
+	all := knobs(inter)
 	held := make([]bool, len(all))
 	for _, h := range hold {
 		h = strings.TrimSpace(h)
@@ -154,6 +171,9 @@ func freeKnobs(hold []string) ([]knob, error) {
 			if holds(h, k.name) {
 				held[i], found = true, true
 			}
+		}
+		for _, k := range knobs(true) {
+			found = found || holds(h, k.name)
 		}
 		if !found {
 			return nil, fmt.Errorf("tuner: hold %q names no constant (valid: a name or a prefix ending at a dot of %s)", h, strings.Join(KnobNames(), ", "))
@@ -172,15 +192,15 @@ func freeKnobs(hold []string) ([]knob, error) {
 }
 
 // holds reports whether the hold name h covers the knob named name: h's
-// dot-separated parts are a prefix of name's, a "*" of name's matching any
-// one part.
+// dot-separated parts are a prefix of name's, a "*" in h matching any one
+// part ("step_lat_us.*.Ring.LL": both links).
 func holds(h, name string) bool {
 	hp, np := strings.Split(h, "."), strings.Split(name, ".")
 	if h == "" || len(hp) > len(np) {
 		return false
 	}
 	for i, part := range hp {
-		if np[i] != "*" && !strings.EqualFold(part, np[i]) {
+		if part != "*" && !strings.EqualFold(part, np[i]) {
 			return false
 		}
 	}
@@ -200,7 +220,13 @@ type FitReport struct {
 // Predict is the model's time for p under constants c, as the stack would
 // use them in one process of procs processors.
 func Predict(c tuning.Constants, procs int, p Point) (float64, bool) {
-	m := tuning.Model{C: c.ForOneProcess(procs, p.NHosts)}
+	// As the stack prices it: hosts of one process share its processors
+	// and their FIFOs; real ones have their own and the network between.
+	k := c.ForOneProcess(procs, p.NHosts).InProcessHosts()
+	if p.RealHosts {
+		k = c.ForOneProcess(procs, 1)
+	}
+	m := tuning.Model{C: k}
 	return m.Time(p.Coll, p.Algo, p.Proto, p.NCh, p.NRanks, p.NHosts, p.Bytes)
 }
 
@@ -240,18 +266,73 @@ func median(xs []float64) float64 {
 // fitted constants keep start's other fields.
 //
 // hold names constants that keep start's values: a knob's whole name or a
-// prefix of it ending at a dot ("step_lat_us.*.Ring.LL", "step_lat_us",
-// "base_lat_us.Tree"); a knob's "*" (both links) matches any one part, so
-// "step_lat_us.Intra.Ring.LL" holds the same. Parts compare without case.
-// A name that holds nothing is an error listing the knobs.
+// prefix of it ending at a dot ("step_lat_us.Intra.Ring.LL", "step_lat_us",
+// "base_lat_us.Tree"); a "*" matches any one part, so
+// "step_lat_us.*.Ring.LL" holds both links'. Parts compare without case.
+// A name that holds nothing is an error listing the knobs. The constants
+// of the links between hosts are fitted only when some point is a job
+// across hosts.
 func FitConstants(start tuning.Constants, procs int, pts []Point, hold []string) (tuning.Constants, FitReport, error) {
 	if len(pts) == 0 {
 		return start, FitReport{}, fmt.Errorf("tuner: no forced-configuration points to fit (need records with algorithm, protocol and channels set)")
 	}
-	ks, err := freeKnobs(hold)
+	inter := false
+	for _, p := range pts {
+		inter = inter || p.RealHosts
+	}
+	ks, err := freeKnobs(hold, false)
 	if err != nil {
 		return start, FitReport{}, err
 	}
+	var c tuning.Constants
+	evals := 0
+	if !inter {
+		c, evals, err = fitKnobs(start, procs, pts, ks)
+	} else {
+		// In two stages: the links inside a host from the jobs on one
+		// host, then the network's from the jobs across hosts, the rest
+		// kept (fitting all at once let the simplex wander: the network's
+		// constants trade off against the others on few points).
+		var one, across []Point
+		for _, p := range pts {
+			if p.RealHosts {
+				across = append(across, p)
+			} else {
+				one = append(one, p)
+			}
+		}
+		if len(one) == 0 {
+			one = pts
+		}
+		var e1, e2 int
+		if c, e1, err = fitKnobs(start, procs, one, ks); err == nil {
+			all, _ := freeKnobs(hold, true)
+			var net []knob
+			for _, k := range all {
+				if strings.Contains(k.name, "."+tuning.Inter.String()) {
+					net = append(net, k)
+				}
+			}
+			if len(net) > 0 {
+				c, e2, err = fitKnobs(c, procs, across, net)
+			}
+		}
+		evals = e1 + e2
+	}
+	if err != nil {
+		return start, FitReport{}, err
+	}
+	if err := c.Validate(); err != nil {
+		return start, FitReport{}, fmt.Errorf("tuner: fitted constants are invalid: %w", err)
+	}
+	rep := Evaluate(c, procs, pts)
+	rep.Evaluations = evals
+	return c, rep, nil
+}
+
+// fitKnobs fits the knobs ks to the points from start (see FitConstants)
+// and returns the constants and the loss evaluations it took.
+func fitKnobs(start tuning.Constants, procs int, pts []Point, ks []knob) (tuning.Constants, int, error) {
 	x0 := make([]float64, len(ks))
 	for i, k := range ks {
 		v := *k.ptrs(&start)[0]
@@ -289,16 +370,10 @@ func FitConstants(start tuning.Constants, procs int, pts []Point, hold []string)
 	for round := 0; round < 4; round++ {
 		res, err := optimize.Minimize(optimize.Problem{Func: loss}, x, &optimize.Settings{FuncEvaluations: 20000}, &optimize.NelderMead{})
 		if res == nil {
-			return start, FitReport{}, fmt.Errorf("tuner: fit failed: %v", err)
+			return start, 0, fmt.Errorf("tuner: fit failed: %v", err)
 		}
 		evals += res.Stats.FuncEvaluations
 		x = res.X
 	}
-	c := apply(x)
-	if err := c.Validate(); err != nil {
-		return start, FitReport{}, fmt.Errorf("tuner: fitted constants are invalid: %w", err)
-	}
-	rep := Evaluate(c, procs, pts)
-	rep.Evaluations = evals
-	return c, rep, nil
+	return apply(x), evals, nil
 }

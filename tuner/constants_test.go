@@ -87,7 +87,7 @@ func TestFitConstantsHold(t *testing.T) {
 	truth.StepLatUs[tuning.Inter][tuning.Ring][proto.LL128] *= 3
 	pts := synthetic(truth, 2)
 	start := tuning.DefaultConstants()
-	fitted, _, err := FitConstants(start, 2, pts, []string{"step_lat_us.Intra.ring.LL", "tree_bw_factor", "max_channel_bw_gbs"})
+	fitted, _, err := FitConstants(start, 2, pts, []string{"step_lat_us.*.ring.LL", "tree_bw_factor", "max_channel_bw_gbs"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestFitConstantsHold(t *testing.T) {
 		t.Errorf("held tree_bw_factor / max_channel_bw_gbs moved")
 	}
 	if fitted.StepLatUs[tuning.Intra][tuning.Ring][proto.LL128] == start.StepLatUs[tuning.Intra][tuning.Ring][proto.LL128] {
-		t.Errorf("step_lat_us.*.Ring.LL128 did not move: holding Ring.LL held it too")
+		t.Errorf("step_lat_us.Intra.Ring.LL128 did not move: holding Ring.LL held it too")
 	}
 	if fitted.BaseLatUs[tuning.Ring][proto.LL] == start.BaseLatUs[tuning.Ring][proto.LL] {
 		t.Errorf("base_lat_us.Ring.LL did not move")
@@ -180,5 +180,48 @@ func TestPointsFromRecordsScaleBlocks(t *testing.T) {
 		if want := truth[p.Proto.String()]; !nearRel(p.Us, want) {
 			t.Errorf("%v point %v us, want %v", p.Proto, p.Us, want)
 		}
+	}
+}
+
+// The network's constants are fitted only from jobs across hosts: points
+// of one host leave them at their start values, however wrong; points
+// across hosts recover them.
+func TestFitConstantsInterOnlyFromHosts(t *testing.T) {
+	truth := tuning.DefaultConstants()
+	for a := range truth.StepLatUs[tuning.Inter] {
+		for p := range truth.StepLatUs[tuning.Inter][a] {
+			truth.StepLatUs[tuning.Inter][a][p] = 40 // a network hop, not a FIFO's
+		}
+	}
+	truth.ChannelBwGBs[tuning.Inter] = 1.2
+	var pts, one []Point
+	for _, p := range synthetic(truth, 2) {
+		if p.NHosts == 1 {
+			one = append(one, p)
+			pts = append(pts, p)
+			continue
+		}
+		// The same jobs on real hosts, joined by the network.
+		p.RealHosts = true
+		p.Us, _ = Predict(truth, 2, p)
+		pts = append(pts, p)
+	}
+	start := tuning.DefaultConstants()
+	fitted, _, err := FitConstants(start, 2, one, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fitted.StepLatUs[tuning.Inter] != start.StepLatUs[tuning.Inter] || fitted.ChannelBwGBs[tuning.Inter] != start.ChannelBwGBs[tuning.Inter] {
+		t.Errorf("points of one host moved the network's constants")
+	}
+	fitted, rep, err := FitConstants(start, 2, pts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.MedianRelErr > 0.05 {
+		t.Errorf("fit across hosts left median relative error %.1f%% (max %.1f%%)", 100*rep.MedianRelErr, 100*rep.MaxRelErr)
+	}
+	if got := fitted.StepLatUs[tuning.Inter][tuning.Ring][proto.Simple]; got < 20 || got > 80 {
+		t.Errorf("step_lat_us.Inter.Ring.Simple fitted %.3g, want near 40", got)
 	}
 }

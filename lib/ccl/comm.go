@@ -384,7 +384,11 @@ func newWorld(n int, set settings, peers []transport.Peer, procs int) *world {
 	if w.realHosts {
 		share = 1
 	}
-	w.model = tuning.Model{C: set.model.ForOneProcess(modelCores(w.procs), share)}
+	k := set.model.ForOneProcess(modelCores(w.procs), share)
+	if !w.realHosts {
+		k = k.InProcessHosts()
+	}
+	w.model = tuning.Model{C: k}
 	w.table = set.table.For(n, w.nHosts)
 	w.debug = set.debug
 	return w

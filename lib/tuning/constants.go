@@ -22,8 +22,8 @@ type Link int
 const (
 	// Intra connects ranks of one host.
 	Intra Link = iota
-	// Inter connects ranks of different hosts. Today it is the same
-	// in-process transport as Intra; a TCP transport gets its own constants.
+	// Inter connects ranks of different hosts: the network transport
+	// (TCP through proxies), with constants of its own.
 	Inter
 	NumLinks
 )
@@ -210,7 +210,19 @@ func DefaultConstants() Constants {
 	// 16-core Xeon, 2 ranks' Ring/Simple allreduce of 2-16 MiB: 4 channels
 	// 4.0-4.5x faster than 1; the host-wide cap had priced them alike and
 	// auto took 1).
-	c.ChannelBwGBs = [NumLinks]float64{Intra: 8.55, Inter: 8.55}
+	c.ChannelBwGBs = [NumLinks]float64{Intra: 8.55, Inter: 0.6}
+	// The network between hosts (transport.Net), measured on this VM
+	// between two network namespaces, one process each (scripts/netns-bench.sh,
+	// docs/PERFORMANCE.md 13b): an 8 B sendrecv or 2-rank allreduce took
+	// ~210 us, a hop about 100 us (proxies' wake-ups, not the wire: TCP's
+	// round trip was 23 us); 32-128 MiB moved at 0.46-0.62 GB/s. Every
+	// algorithm and protocol crosses the same proxies, so one figure for
+	// all; refit with tune sweep --hosts and tune constants.
+	for a := range c.StepLatUs[Inter] {
+		for p := range c.StepLatUs[Inter][a] {
+			c.StepLatUs[Inter][a][p] = 100
+		}
+	}
 	c.HostBwPerCoreGBs = 8.55
 	c.MaxChannelBwGBs[Ring] = [proto.NumProtocols]float64{proto.LL: 0.958, proto.LL128: 4.39}
 	c.MaxChannelBwGBs[Tree] = [proto.NumProtocols]float64{proto.LL: 1.24}
@@ -586,6 +598,15 @@ func (c Constants) String() string {
 // already set (by a constants file) is kept. These are machine facts, not
 // fitted constants: the stack applies them at InitAll, and a fit of the
 // constants to in-process sweeps must apply them the same way.
+// InProcessHosts is c for hosts simulated in one process
+// (Config.RanksPerHost): their "network" is the in-process FIFO, so the
+// links between them take the links' inside a host constants.
+func (c Constants) InProcessHosts() Constants {
+	c.StepLatUs[Inter] = c.StepLatUs[Intra]
+	c.ChannelBwGBs[Inter] = c.ChannelBwGBs[Intra]
+	return c
+}
+
 func (c Constants) ForOneProcess(procs, nHosts int) Constants {
 	nHosts = max(nHosts, 1)
 	if c.Cores == 0 {

@@ -548,3 +548,19 @@ func TestModelLoadConstantsErrors(t *testing.T) {
 		t.Errorf("Validate(NaN) = %v", err)
 	}
 }
+
+// Hosts simulated in one process price their links between "hosts" as
+// the FIFOs they are; real hosts pay the network's hop.
+func TestInProcessHostsPriceFIFOs(t *testing.T) {
+	c := DefaultConstants()
+	k := c.InProcessHosts()
+	if k.StepLatUs[Inter] != c.StepLatUs[Intra] || k.ChannelBwGBs[Inter] != c.ChannelBwGBs[Intra] {
+		t.Errorf("simulated hosts keep the network's constants")
+	}
+	real, sim := Model{C: c}, Model{C: k}
+	tr, _ := real.Time(AllReduce, Ring, proto.LL, 1, 8, 8, 64)
+	ts, _ := sim.Time(AllReduce, Ring, proto.LL, 1, 8, 8, 64)
+	if tr < 10*ts {
+		t.Errorf("8 ranks on 8 hosts, 64 B: %.1f us over the network, %.1f us in process; want the network far slower", tr, ts)
+	}
+}

@@ -251,7 +251,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	interleave := fs.Bool("interleave", true, "measure a shape's configurations side by side on one set of communicators, round after round, so a slow spell hits all alike (perf --interleave); false: communicators per configuration")
 	backend := fs.String("backend", "embedded", "collective backend: embedded (gccl's stack) or nccl (libnccl on GPUs: one GPU per rank, configurations on fresh communicators, no --interleave)")
 	np := fs.Int("np", 0, "run every measurement across this many processes on this host (perf --np), each holding --ranks/np of the ranks; default 0 keeps the ranks in one process")
-	hosts := fs.Int("hosts", 0, "with --np: run the processes as this many hosts (perf --hosts: each its own host id, joined by the network transport on loopback), so the records and tables are for jobs across hosts")
+	hosts := fs.Int("hosts", 0, "with --np: run the processes as this many hosts (perf --hosts: each its own host id, joined by the network transport on loopback), so the records and tables are for jobs across hosts (default 0: the processes are one host)")
 	repeat := fs.Int("repeat", 1, "separate runs of every configuration (new communicators each), pooled, so one run's bad luck is outvoted")
 	out := outputFlag(fs, "the results file (JSONL), required; an existing one is resumed: finished points are kept, not redone")
 	force := fs.Bool("force", false, "start over: overwrite the --output file instead of resuming")
