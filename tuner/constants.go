@@ -30,8 +30,8 @@ type Point struct {
 	// simulated in one process over its FIFOs (--ranks-per-host).
 	RealHosts bool
 	Bytes     int64
-	Us             float64 // measured time (the median when recorded)
-	Source         string  // file:line or a label, for reports
+	Us        float64 // measured time (the median when recorded)
+	Source    string  // file:line or a label, for reports
 }
 
 // PointsFromRecords keeps the out-of-place records of forced
