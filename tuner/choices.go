@@ -36,6 +36,7 @@ func (r ChoiceRow) Regret() float64 { return r.ModelUs/r.BestUs - 1 }
 type shape struct {
 	coll           tuning.Coll
 	nRanks, nHosts int
+	realHosts      bool
 	bytes          int64
 }
 
@@ -46,7 +47,7 @@ type shape struct {
 func CompareChoices(c tuning.Constants, procs int, pts []Point) []ChoiceRow {
 	bySize := map[shape]map[Config]float64{}
 	for _, p := range pts {
-		k := shape{p.Coll, p.NRanks, p.NHosts, p.Bytes}
+		k := shape{p.Coll, p.NRanks, p.NHosts, p.RealHosts, p.Bytes}
 		if bySize[k] == nil {
 			bySize[k] = map[Config]float64{}
 		}
@@ -68,7 +69,7 @@ func CompareChoices(c tuning.Constants, procs int, pts []Point) []ChoiceRow {
 			}
 			lim.MaxChannels = max(lim.MaxChannels, cfg.NCh)
 		}
-		m := tuning.Model{C: c.ForOneProcess(procs, k.nHosts)}
+		m := tuning.Model{C: modelFor(c, procs, k.nHosts, k.realHosts)}
 		ch, us := m.Choose(k.coll, k.nRanks, k.nHosts, k.bytes, lim)
 		row.Model = Config{ch.Algo, ch.Proto, ch.NChannels}
 		row.PredictedUs = us

@@ -220,13 +220,7 @@ type FitReport struct {
 // Predict is the model's time for p under constants c, as the stack would
 // use them in one process of procs processors.
 func Predict(c tuning.Constants, procs int, p Point) (float64, bool) {
-	// As the stack prices it: hosts of one process share its processors
-	// and their FIFOs; real ones have their own and the network between.
-	k := c.ForOneProcess(procs, p.NHosts).InProcessHosts()
-	if p.RealHosts {
-		k = c.ForOneProcess(procs, 1)
-	}
-	m := tuning.Model{C: k}
+	m := tuning.Model{C: modelFor(c, procs, p.NHosts, p.RealHosts)}
 	return m.Time(p.Coll, p.Algo, p.Proto, p.NCh, p.NRanks, p.NHosts, p.Bytes)
 }
 
@@ -376,4 +370,15 @@ func fitKnobs(start tuning.Constants, procs int, pts []Point, ks []knob) (tuning
 		x = res.X
 	}
 	return apply(x), evals, nil
+}
+
+// modelFor is c as the stack prices a job of nHosts hosts measured by a
+// process of procs processors: hosts simulated in one process share its
+// processors and talk through its FIFOs; real ones have their own
+// processors and the network between them.
+func modelFor(c tuning.Constants, procs, nHosts int, real bool) tuning.Constants {
+	if real {
+		return c.ForOneProcess(procs, 1)
+	}
+	return c.ForOneProcess(procs, nHosts).InProcessHosts()
 }

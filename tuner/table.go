@@ -70,7 +70,7 @@ type DefaultPicker func(s Shape, bytes int64) (k Key, ok bool)
 
 // ModelDefault is the built-in cost model's pick with constants c, as the
 // stack makes it on a communicator measured by one process of procs
-// processors: constants adjusted by ForOneProcess, and the communicator's
+// processors: constants adjusted by modelFor, and the communicator's
 // channel count min(procs, 4) (ccl's automatic channel count), reduced per
 // size by the model. Shapes of collectives lib/tuning does not know have no
 // default.
@@ -81,7 +81,10 @@ func ModelDefault(c tuning.Constants, procs int) DefaultPicker {
 		if err != nil {
 			return Key{}, false
 		}
-		m := tuning.Model{C: c.ForOneProcess(procs, s.NHosts)}
+		// A shape does not say whether its hosts were real: priced as hosts
+		// simulated in one process (a sweep across real hosts has its
+		// "auto" series as the default).
+		m := tuning.Model{C: modelFor(c, procs, s.NHosts, false)}
 		ch, us := m.Choose(coll, s.NRanks, s.NHosts, bytes, tuning.Limits{MaxChannels: min(procs, 4)})
 		if us < 0 {
 			return Key{}, false
