@@ -295,11 +295,14 @@ func FitConstants(start tuning.Constants, procs int, pts []Point, hold []string)
 				one = append(one, p)
 			}
 		}
-		if len(one) == 0 {
-			one = pts
-		}
+		// Without jobs on one host nothing pins the links inside a host
+		// (one rank a host has no such hop): they keep their start values.
 		var e1, e2 int
-		if c, e1, err = fitKnobs(start, procs, one, ks); err == nil {
+		c = start
+		if len(one) > 0 {
+			c, e1, err = fitKnobs(start, procs, one, ks)
+		}
+		if err == nil {
 			all, _ := freeKnobs(hold, true)
 			var net []knob
 			for _, k := range all {

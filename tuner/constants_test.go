@@ -224,4 +224,22 @@ func TestFitConstantsInterOnlyFromHosts(t *testing.T) {
 	if got := fitted.StepLatUs[tuning.Inter][tuning.Ring][proto.Simple]; got < 20 || got > 80 {
 		t.Errorf("step_lat_us.Inter.Ring.Simple fitted %.3g, want near 40", got)
 	}
+	// Only jobs across hosts: the network's constants move, the rest keep
+	// their start values.
+	var across []Point
+	for _, p := range pts {
+		if p.RealHosts {
+			across = append(across, p)
+		}
+	}
+	fitted, _, err = FitConstants(start, 2, across, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fitted.StepLatUs[tuning.Intra] != start.StepLatUs[tuning.Intra] || fitted.BaseLatUs != start.BaseLatUs {
+		t.Errorf("points across hosts alone moved the constants inside a host")
+	}
+	if fitted.StepLatUs[tuning.Inter] == start.StepLatUs[tuning.Inter] {
+		t.Errorf("points across hosts did not move the network's constants")
+	}
 }
