@@ -213,9 +213,11 @@ func DefaultConstants() Constants {
 	c.ChannelBwGBs = [NumLinks]float64{Intra: 8.55, Inter: 0.6}
 	// The network between hosts (transport.Net), measured on this VM
 	// between two network namespaces, one process each (scripts/netns-bench.sh,
-	// docs/PERFORMANCE.md 13b): an 8 B sendrecv or 2-rank allreduce took
-	// ~210 us, a hop about 100 us (proxies' wake-ups, not the wire: TCP's
-	// round trip was 23 us); 32-128 MiB moved at 0.46-0.62 GB/s. Every
+	// docs/PERFORMANCE.md 13b): an 8 B sendrecv (one hop each way at once)
+	// took 213 us and a 2-rank allreduce (two hops in turn) 214 us; 100 us
+	// a hop is read from the allreduce, not measured alone (proxies'
+	// wake-ups, not the wire: TCP's round trip was 23 us); 32-128 MiB moved
+	// at 0.46-0.62 GB/s. Every
 	// algorithm and protocol crosses the same proxies, so one figure for
 	// all; refit with tune sweep --hosts and tune constants.
 	for a := range c.StepLatUs[Inter] {
