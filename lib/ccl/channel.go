@@ -56,6 +56,10 @@ type channel struct {
 	// memory (nil in a world of one process): set by their kick, consumed
 	// by post.
 	remoteKick *atomic.Uint32
+	// remoteUnrun mirrors posted - taken in shared memory for kickers in
+	// other processes (nil in a world of one process): added to by post
+	// before it takes the kick, taken from by the runner.
+	remoteUnrun *atomic.Int64
 
 	scratch        []byte      // LL/LL128 staging; owned by the runner
 	scratch2       []byte      // the tree's second staging buffer; owned by the runner
@@ -77,6 +81,7 @@ func newChannel(c *Comm, id int) *channel {
 		rec := j.progressOf(c.rank, id)
 		ch.waiter.OnPark, ch.waiter.OnResume = rec.set, rec.clear
 		ch.remoteKick = j.kickWord(c.rank, id)
+		ch.remoteUnrun = j.unrunWord(c.rank, id)
 	} else {
 		ch.waiter = proto.NewWaiter(c.w.abort, c.w.set.timeout)
 		ch.idle = proto.NewWaiter(c.stop, 0)
@@ -100,6 +105,9 @@ func (ch *channel) post(w *chanWork) {
 	ch.queue = append(ch.queue, w)
 	ch.mu.Unlock()
 	ch.posted.Add(1)
+	if ch.remoteUnrun != nil {
+		ch.remoteUnrun.Add(1)
+	}
 	// Channel 0's work is run by the caller's Synchronize, or by the
 	// channel goroutine once a peer waiting for it kicks it; waking that
 	// goroutine now would only make it lose the race to Synchronize. The
@@ -141,6 +149,9 @@ func (ch *channel) tryDrain(byOwner bool) bool {
 		}
 		ch.mu.Unlock()
 		ch.taken.Add(1)
+		if ch.remoteUnrun != nil {
+			ch.remoteUnrun.Add(-1)
+		}
 		ch.run(w)
 	}
 	ch.running.Store(0)

@@ -261,13 +261,15 @@ type job struct {
 
 // Layout of a process's bell segment: per rank it holds, a header (its
 // operation counters) and per channel a block: the runner's bell, the
-// idle goroutine's bell, the kick word and the progress record.
+// idle goroutine's bell, the kick word, the count of queued work not yet
+// taken, and the progress record.
 const (
 	rankHeaderBytes = 64
 	chanBlockBytes  = 512
 	runBellOff      = 0
 	idleBellOff     = 64
 	kickOff         = 128
+	unrunOff        = 136
 	progressOff     = 192
 	progressText    = chanBlockBytes - progressOff - 16
 )
@@ -361,6 +363,14 @@ func (j *job) kickWord(r, ch int) *atomic.Uint32 {
 	return (*atomic.Uint32)(unsafe.Pointer(&j.chanMem(r, ch)[kickOff]))
 }
 
+// unrunWord counts channel ch of rank r's queued work not yet taken by a
+// runner: added to by the owner's post after queueing, taken from by its
+// runner as it takes work; read by kickers in any process, which ring the
+// idle goroutine only when there is work for it.
+func (j *job) unrunWord(r, ch int) *atomic.Int64 {
+	return (*atomic.Int64)(unsafe.Pointer(&j.chanMem(r, ch)[unrunOff]))
+}
+
 // remoteWaiter wakes channel ch of rank r, which another process runs.
 func (j *job) remoteWaiter(r, ch int) *proto.Waiter {
 	return proto.RemoteWaiter(j.bell(r, ch, runBellOff))
@@ -369,10 +379,18 @@ func (j *job) remoteWaiter(r, ch int) *proto.Waiter {
 // remoteKick asks channel ch of rank r in another process to run its
 // queued work (the kick of a waiter whose peer has not started).
 func (j *job) remoteKick(r, ch int) func() {
-	kick, idle := j.kickWord(r, ch), proto.RemoteWaiter(j.bell(r, ch, idleBellOff))
+	kick, unrun, idle := j.kickWord(r, ch), j.unrunWord(r, ch), proto.RemoteWaiter(j.bell(r, ch, idleBellOff))
 	return func() {
+		// The Dekker pair with post: it counts its work in unrun, then
+		// takes the kick; this sets the kick, then looks at unrun. Work
+		// that is not counted yet will see the kick. A wake when nothing is
+		// queued would only get the idle goroutine to yield against its
+		// own process's caller (measured: 4 processes on 2 cores, 8 B
+		// allreduce, ~20 -> ~9.5 us median without those wakes).
 		kick.Store(1)
-		idle.Wake()
+		if unrun.Load() > 0 {
+			idle.Wake()
+		}
 	}
 }
 

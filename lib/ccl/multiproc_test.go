@@ -300,7 +300,7 @@ func TestMultiProcChild(t *testing.T) {
 		copy(ids[i][:], b)
 	}
 	if job.Scenario != "" {
-		mpScenario(t, job, ids[0])
+		mpScenario(t, job, ids)
 		return
 	}
 	for i, cell := range job.Cells {
@@ -336,7 +336,8 @@ func TestMultiProcChild(t *testing.T) {
 }
 
 // mpScenario runs the special children: faults and failures.
-func mpScenario(t *testing.T, job mpJob, id UniqueID) {
+func mpScenario(t *testing.T, job mpJob, ids []UniqueID) {
+	id := ids[0]
 	cfg := Config{Timeout: 20 * time.Second}
 	switch job.Scenario {
 	case "die":
@@ -403,6 +404,55 @@ func mpScenario(t *testing.T, job mpJob, id UniqueID) {
 				fmt.Println("READY")
 			}
 		}
+	case "onedriver":
+		// One goroutine drives both ranks of this process (enqueue both,
+		// then synchronize both, as nccl-tests -g 2): the first Synchronize
+		// waits on the other process, whose own first Synchronize waits on
+		// this process's second rank, queued and not yet synchronized. Only
+		// the remote kick starts that work once its idle goroutine sleeps
+		// (a sleeping idle goroutine naps for 1 s: with a 900 ms timeout, a
+		// lost kick is a timeout).
+		for k, algo := range []string{"Ring", "Tree"} {
+			for j, pr := range []string{"LL", "Simple"} {
+				cfg := Config{Algo: algo, Proto: pr, NChannels: 2, Timeout: 900 * time.Millisecond}
+				comms, err := InitRanks(job.NRanks, ids[2*k+j], job.Ranks, cfg)
+				if err != nil {
+					fmt.Printf("RESULT %s/%s: %v\n", algo, pr, err)
+					return
+				}
+				bufs := make([][]byte, len(comms))
+				for i, c := range comms {
+					bufs[i] = f32s([]float32{float32(c.Rank()), 1})
+				}
+				for iter := 0; iter < 100; iter++ {
+					if iter%25 == 0 {
+						time.Sleep(20 * time.Millisecond) // every idle goroutine asleep
+					}
+					for i, c := range comms {
+						copy(bufs[i], f32s([]float32{float32(c.Rank()), 1}))
+						if err := c.AllReduce(bufs[i], bufs[i], 2, Float32, Sum); err != nil {
+							fmt.Printf("RESULT %s/%s: %v\n", algo, pr, err)
+							return
+						}
+					}
+					for i, c := range comms {
+						if err := c.Synchronize(); err != nil {
+							fmt.Printf("RESULT %s/%s: %v\n", algo, pr, err)
+							return
+						}
+						n := float32(job.NRanks)
+						if got := asF32(bufs[i]); got[0] != n*(n-1)/2 || got[1] != n {
+							fmt.Printf("RESULT %s/%s rank %d: got %v\n", algo, pr, c.Rank(), got)
+							return
+						}
+					}
+				}
+				for _, c := range comms {
+					c.Destroy()
+				}
+			}
+		}
+		fmt.Println("RESULT ok")
 	case "absent":
 		// The job says more ranks than processes start: InitRanks fails.
 		_, err := InitRanks(job.NRanks+1, id, job.Ranks, Config{Timeout: 2 * time.Second})
@@ -444,6 +494,21 @@ func TestMultiProcRankDies(t *testing.T) {
 	}
 	if errs[2] == nil {
 		t.Errorf("the dying process exited cleanly")
+	}
+}
+
+// TestMultiProcOneDriver: each process drives its two ranks from one
+// goroutine; progress needs the remote kick (see the "onedriver" child).
+func TestMultiProcOneDriver(t *testing.T) {
+	// Four ids: one job per algorithm and protocol.
+	outs, errs := startJob(t, jobSpec{procs: 2, perProc: 2, cells: make([]mpCell, 4), scenario: "onedriver"}).wait(time.Minute)
+	for p := range outs {
+		if errs[p] != nil {
+			t.Errorf("process %d: %v\n%s", p, errs[p], outs[p])
+		}
+		if res := resultLine(outs[p]); res != "ok" {
+			t.Errorf("process %d: %s\n%s", p, res, outs[p])
+		}
 	}
 }
 
