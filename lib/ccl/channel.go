@@ -243,6 +243,7 @@ type collWork struct {
 	in, out []byte
 	count   int // elements: per rank for allgather/reducescatter, else total
 	root    int
+	inPlace bool // out is in (allreduce, reduce) or holds it (the gathers' and scatter's block)
 
 	partStart, partCount   int // this channel's contiguous part of count
 	chunkElems, grain      int

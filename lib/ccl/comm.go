@@ -35,6 +35,10 @@ var ErrDestroyed = errors.New("ccl: communicator destroyed")
 // the connections and the topology.
 type world struct {
 	n     int
+	// spin and noBackOff are the waits of one-shot work (planSpin: one
+	// runner per rank), fixed at init.
+	spin      time.Duration
+	noBackOff bool
 	set   settings
 	comms []*Comm
 	rings []topo.Ring
@@ -375,6 +379,7 @@ func newWorld(n int, set settings, peers []transport.Peer, procs int) *world {
 		procs:      procs,
 		comms:      make([]*Comm, n),
 	}
+	w.spin, w.noBackOff = planSpin(n, procs)
 	w.initGeometry()
 	w.initHosts()
 	w.rings = topo.HostRings(w.hostOf, set.maxCh)

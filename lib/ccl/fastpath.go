@@ -41,9 +41,12 @@ func keyOf(t *task) shapeKey {
 }
 
 // shapeCache is the last valid collective's inputs and what validation
-// derived from them. Owned by the calling goroutine.
+// derived from them. Owned by the calling goroutine. gen changes whenever
+// the cached shape does (or Force changes the decisions): what was
+// derived for one generation (the fast path's work) holds for it alone.
 type shapeCache struct {
 	valid   bool
+	gen     uint64
 	key     shapeKey
 	elt     int
 	kernel  *reduce.Kernel
@@ -57,27 +60,64 @@ func (c *Comm) validateCached(t *task) error {
 		t.elt, t.kernel, t.inPlace = s.elt, s.kernel, s.inPlace
 		return nil
 	}
+	c.shape.gen++
 	if err := c.validateColl(t); err != nil {
 		c.shape.valid = false
 		return err
 	}
-	c.shape = shapeCache{valid: true, key: k, elt: t.elt, kernel: t.kernel, inPlace: t.inPlace}
+	c.shape = shapeCache{valid: true, gen: c.shape.gen, key: k, elt: t.elt, kernel: t.kernel, inPlace: t.inPlace}
 	return nil
 }
 
 // fastWork is the one-shot collective the fast path keeps aside: posted
 // at enqueue, completed by Synchronize or queued by materializeFast.
-// Owned by the calling goroutine.
+// Owned by the calling goroutine. The work stays after it completed: a
+// call of the same shape generation (gen) reuses it, changing only its
+// rounds; notGen is the generation found unfit for the fast path.
 type fastWork struct {
-	pending bool
-	seq     uint64 // its position in the stream
-	work    collWork
+	pending     bool
+	seq         uint64 // its position in the stream
+	gen, notGen uint64
+	work        collWork
 }
 
 // tryFast takes the one-shot fast path for t if it can; it reports whether
-// t was enqueued.
+// t was enqueued. t has passed validateCached: c.shape describes it.
 func (c *Comm) tryFast(t *task) bool {
-	if c.groupDepth > 0 || c.fast.pending || c.w.debug != nil || c.w.n == 1 || c.finished.Load() != c.enqueued {
+	f := &c.fast
+	gen := c.shape.gen
+	if f.pending || f.notGen == gen || c.groupDepth > 0 || c.finished.Load() != c.enqueued {
+		return false
+	}
+	if f.gen != gen && !c.buildFast(t) {
+		f.notGen = gen
+		return false
+	}
+	w := &f.work
+	posts := w.posts(c.rank)
+	s := c.os
+	if posts && !c.slotFree(s.seq+1) {
+		return false
+	}
+	s.seq++
+	w.os.seq, w.os.prePosted = s.seq, false
+	c.enqueued++
+	if c.progress != nil {
+		c.progress.enqueued.Store(c.enqueued)
+	}
+	if posts {
+		c.postRound(w, w.oneShotRound(0))
+		w.os.prePosted = true
+	}
+	f.pending, f.seq = true, c.enqueued
+	return true
+}
+
+// buildFast derives the fast path's work for t's shape, once per shape
+// generation; it reports false when the shape cannot take the fast path
+// (which depends on nothing else that can change within a generation).
+func (c *Comm) buildFast(t *task) bool {
+	if c.w.debug != nil || c.w.n == 1 {
 		return false
 	}
 	if _, ok := tuneColl(t.coll); !ok {
@@ -99,32 +139,15 @@ func (c *Comm) tryFast(t *task) bool {
 	if err != nil || rounds != 1 {
 		return false
 	}
-	s := c.oneShot()
+	c.oneShot()
 	f := &c.fast
 	f.work = collWork{coll: t.coll, algo: d.algo, proto: d.proto, kernel: t.kernel, elt: t.elt, in: t.send, out: t.recv,
-		count: t.count, root: t.root, partCount: t.count}
-	w := &f.work
-	posts := w.posts(c.rank)
-	if posts && !c.slotFree(s.seq+1) {
-		f.work = collWork{}
-		return false
-	}
-	w.os = oneShotWork{seq: s.seq + 1, rounds: 1, roundElems: elems}
-	s.seq++
-	c.enqueued++
-	if c.progress != nil {
-		c.progress.enqueued.Store(c.enqueued)
-	}
-	if c.last.Coll != t.coll || c.last.Bytes != nBytes || c.last.Algo != oneShotName || c.last.Source != d.source {
-		c.last = Choice{Coll: t.coll, Algo: oneShotName, Proto: llName, NChannels: 1, Bytes: nBytes,
-			NHosts: c.w.nHosts, Source: d.source}
-	}
+		count: t.count, root: t.root, partCount: t.count, inPlace: t.inPlace,
+		os: oneShotWork{rounds: 1, roundElems: elems}}
+	f.gen = c.shape.gen
+	c.last = Choice{Coll: t.coll, Algo: oneShotName, Proto: llName, NChannels: 1, Bytes: nBytes,
+		NHosts: c.w.nHosts, Source: d.source}
 	c.lastDecision = d
-	if posts {
-		c.postRound(w, w.oneShotRound(0))
-		w.os.prePosted = true
-	}
-	f.pending, f.seq = true, c.enqueued
 	return true
 }
 
@@ -150,7 +173,9 @@ func (c *Comm) runFast() {
 		runtime.Gosched()
 	}
 	w := &c.fast.work
-	ch.waiter.SpinFor, ch.waiter.NoBackOff = planSpin(c.w.n, c.w.procs)
+	if spin, noBackOff := c.w.spin, c.w.noBackOff; ch.waiter.SpinFor != spin || ch.waiter.NoBackOff != noBackOff {
+		ch.waiter.SpinFor, ch.waiter.NoBackOff = spin, noBackOff
+	}
 	err := c.w.abort.Err()
 	if err == nil {
 		err = ch.runOneShot(w)
@@ -159,7 +184,7 @@ func (c *Comm) runFast() {
 	if err != nil {
 		c.fail(0, err)
 	}
-	c.fast = fastWork{}
+	c.fast.pending = false
 	done := c.finished.Add(1)
 	if c.progress != nil {
 		c.progress.finished.Store(done)
@@ -174,10 +199,10 @@ func (c *Comm) materializeFast() {
 	}
 	pl := c.newPlan()
 	pl.seq = c.fast.seq
-	pl.spin, pl.noBackOff = planSpin(c.w.n, c.w.procs)
+	pl.spin, pl.noBackOff = c.w.spin, c.w.noBackOff
 	cw := pl.channel(0)
 	cw.colls = append(cw.colls, c.fast.work)
-	c.fast = fastWork{}
+	c.fast.pending = false
 	pl.pending.Store(1)
 	c.channels[0].post(cw)
 }

@@ -175,7 +175,7 @@ func (c *Comm) planColl(t task, pl *plan) error {
 		start, cnt := algo.ChannelPart(t.count, nCh, grain, ch)
 		w := collWork{
 			coll: t.coll, algo: a, proto: p, kernel: t.kernel, elt: t.elt, in: t.send, out: t.recv,
-			count: t.count, root: t.root, partStart: start, partCount: cnt,
+			count: t.count, root: t.root, inPlace: t.inPlace, partStart: start, partCount: cnt,
 			chunkElems: chunkElems, grain: grain, chunkSteps: chunkSteps, sliceSteps: sliceSteps,
 		}
 		if n > 1 {
@@ -216,7 +216,7 @@ func (c *Comm) planOneShotColl(t task, d decision, nBytes int64, pl *plan) error
 	cw := pl.channel(0)
 	cw.colls = append(cw.colls, collWork{
 		coll: t.coll, algo: d.algo, proto: d.proto, kernel: t.kernel, elt: t.elt, in: t.send, out: t.recv,
-		count: t.count, root: t.root, partCount: t.count, os: os,
+		count: t.count, root: t.root, inPlace: t.inPlace, partCount: t.count, os: os,
 	})
 	return nil
 }

@@ -185,9 +185,10 @@ func (c *Comm) postRound(w *collWork, rd oneShotRound) {
 		lines = oneshot.Lines(rd.cnt * elt)
 	}
 	b.Publish(me, rd.seq, lines)
-	for r, p := range c.os.peers {
+	peers := c.os.peers
+	for r := range peers {
 		if r != me && w.reads(r) {
-			p.waiter.Wake()
+			peers[r].waiter.Wake()
 		}
 	}
 }
@@ -224,9 +225,9 @@ func (ch *channel) runOneShot(w *collWork) error {
 		s.board.Ack(me, rd.seq)
 		// Any peer may wait for this acknowledgement before its next post,
 		// in whatever collective it is at by then.
-		for r, p := range s.peers {
+		for r := range s.peers {
 			if r != me {
-				p.waiter.Wake()
+				s.peers[r].waiter.Wake()
 			}
 		}
 	}
@@ -245,14 +246,22 @@ func (c *Comm) kickPeers() {
 // fetch copies rank r's lines of round seq from line off into dst,
 // waiting for those not there yet.
 func (ch *channel) fetch(r int, seq uint64, off int, dst []byte) error {
-	b, p := ch.comm.os.board, ch.comm.os.peers[r]
-	// Wait for the last line first: lines are written in order, so the
-	// copy then finds every flag set instead of chasing the writer line by
-	// line through its cache (every flag is still checked).
 	if len(dst) == 0 {
 		return nil
 	}
-	miss := oneshot.Lines(len(dst)) - 1
+	b := ch.comm.os.board
+	lines := oneshot.Lines(len(dst))
+	// A short post is read at once: its few lines are there or it is
+	// not. A long one is awaited by its last line first: lines are written
+	// in order, so the copy then finds every flag set instead of chasing
+	// the writer line by line through its cache (every flag is still
+	// checked).
+	miss := lines - 1
+	if lines <= shortPostLines {
+		if miss = b.Get(r, seq, off, dst); miss < 0 {
+			return nil
+		}
+	}
 	for {
 		line := off + miss
 		if b.Arrived(r, seq, line) {
@@ -265,7 +274,7 @@ func (ch *channel) fetch(r int, seq uint64, off int, dst []byte) error {
 		if ch.waiter.Spin(ready) {
 			continue
 		}
-		if err := ch.waiter.WaitKick(ready, p.kick, func() string {
+		if err := ch.waiter.WaitKick(ready, ch.comm.os.peers[r].kick, func() string {
 			return fmt.Sprintf("rank %d's one-shot post (round %d, line %d) on rank %d", r, seq, line, ch.rank)
 		}); err != nil {
 			return err
@@ -275,6 +284,10 @@ func (ch *channel) fetch(r int, seq uint64, off int, dst []byte) error {
 		}
 	}
 }
+
+// shortPostLines: posts of at most this many lines are read without first
+// waiting for their last line (fetch).
+const shortPostLines = 8
 
 // readRound reads what this rank needs of round rd and writes its output:
 // the blocks (allgather), the root's data (broadcast) or the reduction in
@@ -300,26 +313,48 @@ func (ch *channel) readRound(w *collWork, rd oneShotRound) error {
 		return ch.fetch(w.root, rd.seq, 0, w.out[rd.off*elt:rd.off*elt+nb])
 	}
 	line := 0 // where this rank's part starts in each post
+	own := w.in[rd.off*elt : rd.off*elt+nb]
 	if w.coll == CollReduceScatter {
 		line = me * oneshot.Lines(w.os.roundElems*elt)
+		o := (me*w.count + rd.off) * elt
+		own = w.in[o : o+nb]
+	}
+	// This rank's own part is read from its input, not its post, unless
+	// the output is its input and an earlier rank's part overwrites it
+	// first. The same bits either way: the reduction order does not move.
+	if w.inPlace && me != 0 {
+		own = nil
 	}
 	out := w.out[rd.off*elt : rd.off*elt+nb]
-	if err := ch.fetch(0, rd.seq, line, out); err != nil {
-		return err
-	}
 	k := w.kernel
-	if k.Op() == reduce.PreMulSum {
-		k.Pre(out, out) // every rank's input is scaled, rank 0's too
+	pre := k.Op() == reduce.PreMulSum // every rank's input is scaled, rank 0's too
+	if me == 0 && own != nil {
+		if pre {
+			k.Pre(out, own)
+		} else {
+			prims.CopyUnlessSame(out, own)
+		}
+	} else {
+		if err := ch.fetch(0, rd.seq, line, out); err != nil {
+			return err
+		}
+		if pre {
+			k.Pre(out, out)
+		}
 	}
 	if cap(ch.scratch) < nb {
 		ch.scratch = make([]byte, oneshot.RoundBytes)
 	}
 	tmp := ch.scratch[:nb]
 	for r := 1; r < n; r++ {
-		if err := ch.fetch(r, rd.seq, line, tmp); err != nil {
-			return err
+		src := own
+		if r != me || own == nil {
+			if err := ch.fetch(r, rd.seq, line, tmp); err != nil {
+				return err
+			}
+			src = tmp
 		}
-		k.Reduce(out, out, tmp, r == n-1)
+		k.Reduce(out, out, src, r == n-1)
 	}
 	return nil
 }

@@ -234,3 +234,57 @@ func TestOneShotOneThreadManyRounds(t *testing.T) {
 		}
 	}
 }
+
+// TestFastPathFollowsShapeAndForce: the fast path keeps what it derived
+// for a call's shape and reuses it for the next call of that shape; a new
+// shape (other buffers or count) or a Force must not run on the old one.
+// Two ranks alternate two buffer sets and switch between OneShot and
+// Ring every few calls; every result is exact and every call ran the
+// algorithm forced at the time.
+func TestFastPathFollowsShapeAndForce(t *testing.T) {
+	comms := initT(t, 2, Config{})
+	errs := make(chan error, 2)
+	for _, c := range comms {
+		go func(c *Comm) {
+			errs <- func() error {
+				sets := [2][2][]byte{{make([]byte, 8), make([]byte, 8)}, {make([]byte, 64), make([]byte, 64)}}
+				for i := 0; i < 600; i++ {
+					algo := []string{"OneShot", "Ring"}[(i/3)%2]
+					if i%3 == 0 {
+						if err := c.Force(Forced{Algo: algo, Proto: "LL", NChannels: 1}); err != nil {
+							return err
+						}
+					}
+					set := sets[(i/2)%2]
+					in, out := set[0], set[1]
+					n := len(in) / 4
+					v := make([]float32, n)
+					for j := range v {
+						v[j] = float32(c.Rank()*1000 + i + j)
+					}
+					copy(in, f32s(v))
+					if err := c.AllReduce(in, out, n, Float32, Sum); err != nil {
+						return err
+					}
+					if err := c.Synchronize(); err != nil {
+						return err
+					}
+					for j, got := range asF32(out) {
+						if want := float32(1000 + 2*(i+j)); got != want {
+							return fmt.Errorf("rank %d call %d (%s, %d B): element %d = %v, want %v", c.Rank(), i, algo, len(in), j, got, want)
+						}
+					}
+					if got := c.LastChoice().Algo; got != algo {
+						return fmt.Errorf("rank %d call %d: ran %s, forced %s", c.Rank(), i, got, algo)
+					}
+				}
+				return nil
+			}()
+		}(c)
+	}
+	for range comms {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

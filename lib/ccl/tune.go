@@ -196,6 +196,8 @@ func (c *Comm) Force(f Forced) error {
 	}
 	c.force = forced{algo: a, proto: p, nChannels: f.NChannels, maxCh: maxCh}
 	c.decided = [tuning.NumColls]decidedEntry{}
+	c.shape.valid = false // and with it what the fast path derived from the decisions
+	c.shape.gen++
 	return nil
 }
 

@@ -106,14 +106,26 @@ var DefaultYieldFor = 50 * time.Microsecond
 // Synchronize caller) until a poster wakes it. Every FIFO end names the
 // waiter of the channel that consumes it, so a poster wakes exactly the
 // goroutine that may be waiting on its word.
+//
+// The words posters read (sleeping, wake, bell) sit on cache lines of
+// their own, apart from what the waiting goroutine writes as it runs
+// (SpinFor, the back-off, the timer) and from neighbouring objects: a
+// poster reads sleeping on every post, and a line the waiter keeps
+// writing would cross between the two cores every time.
 type Waiter struct {
+	_ [cacheLine]byte
 	// sleeping is written by the waiting goroutine (1 just before it parks,
 	// 0 when it resumes) and read by posters after they publish. Seq-cst
 	// atomics make the Dekker pair (store sleeping, load word) / (store
 	// word, load sleeping) safe: one side always sees the other.
 	sleeping atomic.Int32
 	wake     chan struct{} // capacity 1: a wake is never lost, extras are harmless
-	timer    *time.Timer   // owned by the waiting goroutine
+	// bell, when set, is where this waiter sleeps instead of on wake: a
+	// futex word that a poster in another process can reach.
+	bell *Bell
+	_    [cacheLine]byte
+
+	timer *time.Timer // owned by the waiting goroutine
 
 	Abort    *Abort
 	Timeout  time.Duration // no progress for this long aborts; <= 0 waits forever
@@ -142,17 +154,18 @@ type Waiter struct {
 	// or two of yielding, not hundreds. Both owned by the waiting goroutine.
 	spinSkip, spinPenalty int
 
-	// bell, when set, is where this waiter sleeps instead of on wake: a
-	// futex word that a poster in another process can reach.
-	bell *Bell
-
 	// OnPark, when set, is told what the waiter waits for each time it is
 	// about to sleep, and OnResume when it woke with its wait over: a
 	// record that other processes read when the job hangs. Set once
 	// before the waiter is used.
 	OnPark   func(what string)
 	OnResume func()
+	_        [cacheLine]byte
 }
+
+// cacheLine is the padding that keeps words apart: a cache line on the
+// CPUs this runs on.
+const cacheLine = 64
 
 // Bell is a waiter's doorbell in memory shared between processes: a
 // poster that may run in another process wakes the waiter through it. It
