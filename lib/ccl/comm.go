@@ -34,14 +34,14 @@ var ErrDestroyed = errors.New("ccl: communicator destroyed")
 // world is what the communicators of one InitAll share: the abort signal,
 // the connections and the topology.
 type world struct {
-	n     int
+	n int
 	// spin and noBackOff are the waits of one-shot work (planSpin: one
 	// runner per rank), fixed at init.
 	spin      time.Duration
 	noBackOff bool
-	set   settings
-	comms []*Comm
-	rings []topo.Ring
+	set       settings
+	comms     []*Comm
+	rings     []topo.Ring
 	// hostOf[r] is rank r's host; trees are the double binary tree over
 	// the hosts with a chain inside each ([tree][rank]), treeDepth the
 	// deeper tree's depth in hops.
