@@ -5,11 +5,15 @@
 # mpirun; then per rank count a sweep of auto and forced configurations
 # 8 B..128 MiB, and Open MPI's large sizes.
 #
-#   BIN=dir OUT=dir bash scripts/cpu-scale.sh [latency] [sweep] [small] [ab]
+#   BIN=dir OUT=dir bash scripts/cpu-scale.sh [latency] [sweep] [small] [ab] [floor]
 #
 # small: the sweep's configurations at 8 B..32 KiB with 500 iterations.
 # ab:    small's sweep with BIN/allreduce_perf_base and BIN/allreduce_perf
 #        alternating, PASSES times (a change measured side by side).
+# floor: small-size latency (8 B..512 B) side by side, PASSES times: Open
+#        MPI, BIN/allreduce_perf_base and BIN/allreduce_perf with -t N, the
+#        latter with the one-shot's prefetch off too (GCCL_X_NOPREFETCH=1)
+#        and with --np N.
 #
 # BIN holds CGO_ENABLED=0 builds of cmd/allreduce_perf and docs/data/peers/mpi_perf.c.
 set -u
@@ -64,5 +68,23 @@ if has ab; then
 			done
 		done
 	done >"$OUT/ab.txt" 2>&1
+fi
+if has floor; then
+	for pass in $(seq "${PASSES:-3}"); do
+		for n in $RANKS; do
+			log "floor mpi n=$n pass=$pass"
+			timeout 60 $MPIRUN -np "$n" /tmp/mpi_perf allreduce 8 1024 5
+			for v in base new nopf np; do
+				bin="$BIN/allreduce_perf" env=() args=(-t "$n" -g 1)
+				case $v in
+				base) bin="$BIN/allreduce_perf_base" ;;
+				nopf) env=(GCCL_X_NOPREFETCH=1) ;;
+				np) args=(--np "$n") ;;
+				esac
+				log "floor $v n=$n pass=$pass"
+				env "${env[@]}" timeout 90 "$bin" "${args[@]}" -b 8 -e 512 -f 8 -n 5000 -w 500 -z 2 -c 0 -a 3 -N 3 --out-of-place-only
+			done
+		done
+	done >"$OUT/floor.txt" 2>&1
 fi
 log done

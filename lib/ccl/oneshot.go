@@ -285,6 +285,22 @@ func (ch *channel) fetch(r int, seq uint64, off int, dst []byte) error {
 	}
 }
 
+// prefetchPosts hints the start of every post this rank reads in round rd
+// into its cache, so that the misses of many peers' posts overlap.
+func (ch *channel) prefetchPosts(w *collWork, rd oneShotRound) {
+	b, me := ch.comm.os.board, ch.rank
+	lines := oneshot.Lines(rd.cnt * w.elt)
+	line := 0
+	if w.coll == CollReduceScatter {
+		line = me * oneshot.Lines(w.os.roundElems*w.elt)
+	}
+	for r := 0; r < ch.nRanks; r++ {
+		if r != me {
+			b.Prefetch(r, rd.seq, line, lines)
+		}
+	}
+}
+
 // shortPostLines: posts of at most this many lines are read without first
 // waiting for their last line (fetch).
 const shortPostLines = 8
@@ -295,6 +311,9 @@ const shortPostLines = 8
 func (ch *channel) readRound(w *collWork, rd oneShotRound) error {
 	n, me, elt := ch.nRanks, ch.rank, w.elt
 	nb := rd.cnt * elt
+	if n > 2 && w.coll != CollBroadcast {
+		ch.prefetchPosts(w, rd)
+	}
 	switch w.coll {
 	case CollAllGather:
 		for r := 0; r < n; r++ {

@@ -97,33 +97,52 @@ func benchSmall(b *testing.B, n int, algo string, size int) {
 // BenchmarkSpinRoundTrip is the hardware's floor for one exchange: two
 // goroutines pass a counter back and forth through one shared word,
 // spinning (with a yield now and then, so an oversubscribed machine still
-// progresses). us/op is one round trip.
+// progresses). us/op is one round trip; max_us is the worst single round
+// trip of 10,000 more, timed like BenchmarkSmallAllReduce's calls: the
+// stalls the machine itself has, with no library in the way.
 func BenchmarkSpinRoundTrip(b *testing.B) {
 	var word atomic.Uint64
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := uint64(1); i <= uint64(b.N); i++ {
-			for spins := 0; word.Load() != 2*i-1; spins++ {
+	// trips runs iters round trips after the first done ones, timing each
+	// when timed, and returns the worst.
+	trips := func(done, iters int, timed bool) time.Duration {
+		finished := make(chan struct{})
+		go func() {
+			defer close(finished)
+			for i := uint64(done + 1); i <= uint64(done+iters); i++ {
+				for spins := 0; word.Load() != 2*i-1; spins++ {
+					if spins%1024 == 1023 {
+						runtime.Gosched()
+					}
+				}
+				word.Store(2 * i)
+			}
+		}()
+		var worst time.Duration
+		var t0 time.Time
+		for i := uint64(done + 1); i <= uint64(done+iters); i++ {
+			if timed {
+				t0 = time.Now()
+			}
+			word.Store(2*i - 1)
+			for spins := 0; word.Load() != 2*i; spins++ {
 				if spins%1024 == 1023 {
 					runtime.Gosched()
 				}
 			}
-			word.Store(2 * i)
-		}
-	}()
-	b.ResetTimer()
-	start := time.Now()
-	for i := uint64(1); i <= uint64(b.N); i++ {
-		word.Store(2*i - 1)
-		for spins := 0; word.Load() != 2*i; spins++ {
-			if spins%1024 == 1023 {
-				runtime.Gosched()
+			if timed {
+				worst = max(worst, time.Since(t0))
 			}
 		}
+		<-finished
+		return worst
 	}
+	b.ResetTimer()
+	start := time.Now()
+	trips(0, b.N, false)
 	el := time.Since(start)
-	<-done
+	b.StopTimer()
+	worst := trips(b.N, 10000, true)
 	b.ReportMetric(el.Seconds()/float64(b.N)*1e6, "us/op")
+	b.ReportMetric(worst.Seconds()*1e6, "max_us")
 	b.ReportMetric(0, "ns/op")
 }

@@ -11,6 +11,7 @@
 package oneshot
 
 import (
+	"os"
 	"sync/atomic"
 
 	"github.com/gccl/gccl/lib/proto"
@@ -138,6 +139,27 @@ func (b *Board) Get(r int, seq uint64, off int, dst []byte) int {
 	}
 	return -1
 }
+
+// Prefetch hints the cache lines of rank r's post of round seq, lines
+// [off, off+lines), into this core's cache, up to MaxPrefetch of them: a
+// reader of many posts then waits for their misses side by side rather
+// than one after another. Only a hint: Get still checks every flag.
+func (b *Board) Prefetch(r int, seq uint64, off, lines int) {
+	if NoPrefetch {
+		return
+	}
+	words := b.slot(r, seq)[2*off:]
+	n := min((2*lines*8+63)/64, MaxPrefetch)
+	if n > 0 && len(words) > 0 {
+		prefetchLines(&words[0], min(n, (len(words)*8+63)/64))
+	}
+}
+
+// MaxPrefetch is the most cache lines Prefetch hints per post.
+const MaxPrefetch = 4
+
+// NoPrefetch turns Prefetch off (GCCL_X_NOPREFETCH, for a side-by-side run).
+var NoPrefetch = os.Getenv("GCCL_X_NOPREFETCH") != ""
 
 // Ack records that rank r has read everything it needs of round seq.
 // Written by rank r's runner only; read by the ranks it read from.

@@ -14,3 +14,8 @@ func packLines(words *uint64, data *byte, blocks int, flag uint64)
 
 //go:noescape
 func unpackLines(data *byte, words *uint64, blocks int, flag uint32) int
+
+// prefetchLines hints n cache lines from p on into this core's cache.
+//
+//go:noescape
+func prefetchLines(p *uint64, n int)

@@ -69,3 +69,16 @@ done:
 	VZEROUPPER
 	MOVQ DX, ret+32(FP)
 	RET
+
+// func prefetchLines(p *uint64, n int)
+// PREFETCHT0 on n cache lines from p on (n >= 1).
+TEXT ·prefetchLines(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), AX
+	MOVQ n+8(FP), CX
+
+fetch:
+	PREFETCHT0 (AX)
+	ADDQ $64, AX
+	DECQ CX
+	JNZ fetch
+	RET

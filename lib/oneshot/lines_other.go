@@ -12,3 +12,5 @@ func packLines(words *uint64, data *byte, blocks int, flag uint64) {
 func unpackLines(data *byte, words *uint64, blocks int, flag uint32) int {
 	panic("oneshot: unpackLines without AVX2")
 }
+
+func prefetchLines(p *uint64, n int) {}
