@@ -14,6 +14,8 @@
 #        MPI, BIN/allreduce_perf_base and BIN/allreduce_perf with -t N, the
 #        latter with the one-shot's prefetch off too (GCCL_X_NOPREFETCH=1)
 #        and with --np N.
+# pf:    the one-shot forced, 8 B..4 KiB, with and without its prefetch of
+#        the posts (GCCL_X_NOPREFETCH=1), alternating PASSES times.
 #
 # BIN holds CGO_ENABLED=0 builds of cmd/allreduce_perf and docs/data/peers/mpi_perf.c.
 set -u
@@ -86,5 +88,18 @@ if has floor; then
 			done
 		done
 	done >"$OUT/floor.txt" 2>&1
+fi
+if has pf; then
+	for pass in $(seq "${PASSES:-3}"); do
+		for n in $RANKS; do
+			for v in new nopf; do
+				env=()
+				[ $v = nopf ] && env=(GCCL_X_NOPREFETCH=1)
+				log "floor $v n=$n pass=$pass"
+				env "${env[@]}" timeout 90 "$BIN/allreduce_perf" -t "$n" -g 1 -b 8 -e 4K -f 8 -n 3000 -w 300 -z 2 -c 0 -a 3 -N 3 \
+					--out-of-place-only --algo OneShot
+			done
+		done
+	done >"$OUT/pf.txt" 2>&1
 fi
 log done

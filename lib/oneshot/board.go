@@ -156,7 +156,7 @@ func (b *Board) Prefetch(r int, seq uint64, off, lines int) {
 }
 
 // MaxPrefetch is the most cache lines Prefetch hints per post.
-const MaxPrefetch = 4
+const MaxPrefetch = 16
 
 // NoPrefetch turns Prefetch off (GCCL_X_NOPREFETCH, for a side-by-side run).
 var NoPrefetch = os.Getenv("GCCL_X_NOPREFETCH") != ""

@@ -258,7 +258,7 @@ func (k *Kernel) Combine(dst, a, b []byte, post bool) {
 
 func (k *Kernel) binary(name string, fn binaryFn, dst, a, b []byte) {
 	n := len(dst)
-	if len(a) != n || len(b) != n || n%k.size != 0 {
+	if len(a) != n || len(b) != n || n&(k.size-1) != 0 { // sizes are powers of two: no division
 		k.badLengths(name, dst, a, b)
 	}
 	if n == 0 {
@@ -273,7 +273,7 @@ func (k *Kernel) binary(name string, fn binaryFn, dst, a, b []byte) {
 
 func (k *Kernel) unary(name string, fn unaryFn, dst, src []byte) {
 	n := len(dst)
-	if len(src) != n || n%k.size != 0 {
+	if len(src) != n || n&(k.size-1) != 0 {
 		k.badLengths(name, dst, src)
 	}
 	switch {
