@@ -66,8 +66,8 @@ func TestForceAutoAndChannelCap(t *testing.T) {
 	if ch := allReduceChoice(t, comms, big); ch.NChannels != 1 || ch.Source != "model" {
 		t.Fatalf("auto capped at 1 channel: ran %+v", ch)
 	}
-	force(Forced{Proto: "LL", MaxNChannels: 2})
-	if ch := allReduceChoice(t, comms, big); ch.NChannels != 2 || ch.Proto != "LL" || ch.Source != "forced+model" {
+	force(Forced{Algo: "Ring", Proto: "LL", MaxNChannels: 2}) // the ring: LL alone may price the one-shot lower
+	if ch := allReduceChoice(t, comms, big); ch.NChannels != 2 || ch.Proto != "LL" || ch.Algo != "Ring" || ch.Source != "forced+model" {
 		t.Fatalf("LL capped at 2 channels: ran %+v", ch)
 	}
 }

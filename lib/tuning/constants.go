@@ -210,7 +210,15 @@ func DefaultConstants() Constants {
 	for l := range c.StepLatUs {
 		c.StepLatUs[l][OneShot][proto.LL] = 0.13
 	}
-	c.MaxChannelBwGBs[OneShot][proto.LL] = 3
+	// The read rate is 6 GB/s since the fast path reads a rank's own part
+	// from its input (2 ranks on this VM, in one process: 1 KiB 0.42 us
+	// against 8 B 0.30, ~17 GB/s over the 2 KiB read; the 16-core Xeon's
+	// sweeps, 2-16 ranks to 32 KiB: 2.3-3.5 GB/s). Between the two:
+	// `tune choices` on the Xeon's small sweeps (docs/data/cpu16/s10/small_n*,
+	// docs/data/cpu16/s12/small_n*) 16.2% -> 1.9% and 12.1% -> 4.7% geomean
+	// regret (max 501% -> 47%, 116% -> 96%); this VM's (2 and 4 ranks, 8 B
+	// -32 KiB, two passes) 34.8% -> 32.7%, 16.1% -> 15.8%.
+	c.MaxChannelBwGBs[OneShot][proto.LL] = 6
 	c.OversubStepLatUs = [proto.NumProtocols]float64{proto.LL: 0.498, proto.LL128: 0.405, proto.Simple: 0.611}
 	// The fit's host cap (17.1 GB/s over the VM's 2 cores) as a per-core
 	// rate, and one channel (a goroutine, a core at most) at that rate: the
