@@ -48,7 +48,7 @@ type Board struct {
 	// flagMask keeps the low bits of a round's sequence as its flag;
 	// tests shrink it to make the flags wrap within a few hundred rounds.
 	flagMask uint64
-	clean    uint64 // cleanPeriod, or a small one in tests
+	clean    uint64 // cleanPeriod, or a small one in tests; a power of two
 }
 
 // NewBoard is the board over parts[r], rank r's RankWords words (zeroed:
@@ -96,7 +96,7 @@ func (b *Board) Put(r int, seq uint64, off int, data []byte) {
 func (b *Board) Publish(r int, seq uint64, used int) {
 	words := b.slot(r, seq)
 	flag := b.flag(seq) << 32
-	if seq%b.clean < Slots {
+	if seq&(b.clean-1) < Slots { // seq % clean, without a division
 		for w := 2 * used; w < len(words); w++ {
 			proto.StoreWord(&words[w], flag)
 		}
