@@ -12,10 +12,10 @@
 #        alternating, PASSES times (a change measured side by side).
 # floor: small-size latency (8 B..512 B) side by side, PASSES times: Open
 #        MPI, BIN/allreduce_perf_base and BIN/allreduce_perf with -t N, the
-#        latter with the one-shot's prefetch off too (GCCL_X_NOPREFETCH=1)
-#        and with --np N.
-# pf:    the one-shot forced, 8 B..4 KiB, with and without its prefetch of
-#        the posts (GCCL_X_NOPREFETCH=1), alternating PASSES times.
+#        latter with --np N too (the "nopf" variant ran a build whose
+#        one-shot prefetch GCCL_X_NOPREFETCH=1 turned off: 6b2a769..32240d4).
+# npg:   --np N with the launcher's GOMAXPROCS and with GOMAXPROCS=cores/N,
+#        8 B..512 B and 32 MiB, alternating PASSES times.
 #
 # BIN holds CGO_ENABLED=0 builds of cmd/allreduce_perf and docs/data/peers/mpi_perf.c.
 set -u
@@ -76,11 +76,10 @@ if has floor; then
 		for n in $RANKS; do
 			log "floor mpi n=$n pass=$pass"
 			timeout 60 $MPIRUN -np "$n" /tmp/mpi_perf allreduce 8 1024 5
-			for v in base new nopf np; do
+			for v in base new np; do
 				bin="$BIN/allreduce_perf" env=() args=(-t "$n" -g 1)
 				case $v in
 				base) bin="$BIN/allreduce_perf_base" ;;
-				nopf) env=(GCCL_X_NOPREFETCH=1) ;;
 				np) args=(--np "$n") ;;
 				esac
 				log "floor $v n=$n pass=$pass"
@@ -89,17 +88,17 @@ if has floor; then
 		done
 	done >"$OUT/floor.txt" 2>&1
 fi
-if has pf; then
+if has npg; then
 	for pass in $(seq "${PASSES:-3}"); do
 		for n in $RANKS; do
-			for v in new nopf; do
+			for v in np share; do
 				env=()
-				[ $v = nopf ] && env=(GCCL_X_NOPREFETCH=1)
+				[ $v = share ] && env=(GOMAXPROCS=$(( $(nproc) / n > 0 ? $(nproc) / n : 1 )))
 				log "floor $v n=$n pass=$pass"
-				env "${env[@]}" timeout 90 "$BIN/allreduce_perf" -t "$n" -g 1 -b 8 -e 4K -f 8 -n 3000 -w 300 -z 2 -c 0 -a 3 -N 3 \
-					--out-of-place-only --algo OneShot
+				env "${env[@]}" timeout 90 "$BIN/allreduce_perf" --np "$n" -b 8 -e 512 -f 8 -n 5000 -w 500 -z 2 -c 0 -a 3 -N 3 --out-of-place-only
+				env "${env[@]}" timeout 90 "$BIN/allreduce_perf" --np "$n" -b 32M -e 32M -n 10 -w 2 -z 2 -c 0 -a 3 -N 3 --out-of-place-only
 			done
 		done
-	done >"$OUT/pf.txt" 2>&1
+	done >"$OUT/npg.txt" 2>&1
 fi
 log done

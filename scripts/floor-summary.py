@@ -28,7 +28,7 @@ def main(path):
                 times[(who, n, int(cols[0]))].append(float(cols[2]))
             elif who != "mpi" and len(cols) >= 9 and cols[0].isdigit() and cols[2] == "float":
                 times[(who, n, int(cols[0]))].append(float(cols[5]))
-    variants = [w for w in ("mpi", "base", "new", "nopf", "np") if any(k[0] == w for k in times)]
+    variants = [w for w in ("mpi", "base", "new", "nopf", "np", "share") if any(k[0] == w for k in times)]
     ns = sorted({k[1] for k in times})
     sizes = sorted({k[2] for k in times if k[0] != "mpi"})
     print("| ranks | size (B) | " + " | ".join(variants) + " |")

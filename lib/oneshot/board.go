@@ -11,7 +11,6 @@
 package oneshot
 
 import (
-	"os"
 	"sync/atomic"
 
 	"github.com/gccl/gccl/lib/proto"
@@ -145,21 +144,20 @@ func (b *Board) Get(r int, seq uint64, off int, dst []byte) int {
 // reader of many posts then waits for their misses side by side rather
 // than one after another. Only a hint: Get still checks every flag.
 func (b *Board) Prefetch(r int, seq uint64, off, lines int) {
-	if NoPrefetch {
-		return
-	}
 	words := b.slot(r, seq)[2*off:]
-	n := min((2*lines*8+63)/64, MaxPrefetch)
-	if n > 0 && len(words) > 0 {
-		prefetchLines(&words[0], min(n, (len(words)*8+63)/64))
+	n := min((2*lines*8+63)/64, MaxPrefetch, (len(words)*8+63)/64)
+	if n > 0 {
+		prefetchLines(&words[0], n)
 	}
 }
 
-// MaxPrefetch is the most cache lines Prefetch hints per post.
-const MaxPrefetch = 16
-
-// NoPrefetch turns Prefetch off (GCCL_X_NOPREFETCH, for a side-by-side run).
-var NoPrefetch = os.Getenv("GCCL_X_NOPREFETCH") != ""
+// MaxPrefetch is the most cache lines Prefetch hints per post: a 64-byte
+// payload's. Measured on a 16-core Xeon, 4-16 ranks (docs/PERFORMANCE.md
+// 12h): the hint of a post's first lines took 8 B one-shots of 8 ranks
+// from 1.30-1.50 to 1.23-1.36 us; hinting 16 lines made 4 ranks' 512 B
+// slower (2.51 against 2.02 us), the hint racing the writer through its
+// lines.
+const MaxPrefetch = 2
 
 // Ack records that rank r has read everything it needs of round seq.
 // Written by rank r's runner only; read by the ranks it read from.
