@@ -35,7 +35,8 @@ for pass in $(seq "$passes"); do
 	$mpirun -np 2 "$out/mpi_perf" allreduce 8 1024 5 |
 		awk -v p="$pass" '!/^#/ && ($1 == 8 || $1 == 1024) {print "mpi", 2, $1, $3, "-", p}' >>"$raw"
 	$mpirun -np 2 "$out/mpi_perf" allreduce 64 64 5 | awk -v p="$pass" '!/^#/ && $1 == 64 {print "mpi", 2, $1, $3, "-", p}' >>"$raw"
-	perf --np 2 -b 8 -e 1024 -f 8 | awk -v p="$pass" '$1 != 512 {print "np", 2, $1, $2, "-", p}' >>"$raw"
+	perf --np 2 -b 8 -e 64 -f 8 | awk -v p="$pass" '{print "np", 2, $1, $2, "-", p}' >>"$raw"
+	perf --np 2 -b 1024 -e 1024 | awk -v p="$pass" '{print "np", 2, $1, $2, "-", p}' >>"$raw"
 	$mpirun -np 4 "$out/mpi_perf" allreduce 8 8 5 | awk -v p="$pass" '!/^#/ && $1 == 8 {print "mpi", 4, 8, $3, "-", p}' >>"$raw"
 	perf -g 4 -b 8 -e 8 | awk -v p="$pass" '{print "g", 4, 8, $2, "-", p}' >>"$raw"
 	perf -t 4 -g 1 -b 8 -e 8 | awk -v p="$pass" '{print "t", 4, 8, $2, "-", p}' >>"$raw"
