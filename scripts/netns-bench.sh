@@ -7,7 +7,8 @@
 #
 # BIN=dir takes prebuilt tcpcopy, allreduce_perf and sendrecv_perf from dir
 # (a machine without Go); else they are built here.
-# Per pass: tcpcopy stream 1-128 MiB and an 8 B ping-pong; then gccl's
+# Per pass: tcpcopy stream (one way) and duplex (both ways at once, as 2
+# ranks' sendrecv and allreduce move data) 1-128 MiB and an 8 B ping-pong; then gccl's
 # sendrecv_perf and allreduce_perf, one process of one rank per namespace
 # (GCCL_LAUNCH_RANK/SIZE, the root in the first), 8 B-128 MiB.
 set -eu
@@ -43,6 +44,7 @@ gccl() { # program args...: rank 0 in A (prints), rank 1 in B
 	for pass in $(seq 1 $PASSES); do
 		echo "### pass $pass tcpcopy"
 		for mb in 1 4 16 64 128; do ip netns exec $A $T/tcpcopy stream $NET.2:29600 $((mb << 20)) 9; done
+		for mb in 1 4 16 64 128; do ip netns exec $A $T/tcpcopy duplex $NET.2:29600 $((mb << 20)) 9; done
 		ip netns exec $A $T/tcpcopy ping $NET.2:29600 10000
 		echo "### pass $pass gccl sendrecv_perf"; gccl sendrecv_perf -b 8 -e 128M -f 4 -n 20 -w 5
 		echo "### pass $pass gccl allreduce_perf"; gccl allreduce_perf -b 8 -e 128M -f 4 -n 20 -w 5

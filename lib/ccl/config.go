@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gccl/gccl/lib/proto"
+	"github.com/gccl/gccl/lib/transport"
 	"github.com/gccl/gccl/lib/tuning"
 )
 
@@ -72,6 +73,13 @@ type Config struct {
 	// default a rank posts a step whose bytes already sit in its own input
 	// or output by reference, and the peer reads them from there.
 	NoDirect bool
+	// NetSockets is the TCP sockets per network connection between hosts
+	// (GCCL_NSOCKS, 1..16; 0: one): a Simple slice of at least 64 KiB a
+	// socket is cut into that many parts. NetSocketThreads is the
+	// goroutines per connection end that move them (GCCL_NSOCKS_THREADS,
+	// 1..NetSockets; 0: one, the proxy). Every process of a job must use
+	// the same NetSockets.
+	NetSockets, NetSocketThreads int
 	// Debug is GCCL_DEBUG: "INFO" logs one line per operation with the
 	// choice and the model's predicted time; "" or "WARN" logs nothing.
 	Debug string
@@ -113,6 +121,10 @@ const (
 	// EnvNetSpin overrides how long idle network proxies poll before they
 	// park (a duration; 0: park at once). Default: see netSpin.
 	EnvNetSpin = "GCCL_NET_SPIN"
+	// EnvNSocks and EnvNSocksThreads set Config.NetSockets and
+	// Config.NetSocketThreads.
+	EnvNSocks        = "GCCL_NSOCKS"
+	EnvNSocksThreads = "GCCL_NSOCKS_THREADS"
 )
 
 // ChoiceEnv are the variables that change which algorithm, protocol,
@@ -194,6 +206,18 @@ func (c Config) FromLookup(lookup func(string) (string, bool)) (Config, error) {
 			c.NoDirect = true
 		default:
 			return c, bad(EnvDirectDisable, v, "valid values are 1 (copy every step through the FIFO) or 0")
+		}
+	}
+	for _, e := range []struct {
+		env string
+		dst *int
+	}{{EnvNSocks, &c.NetSockets}, {EnvNSocksThreads, &c.NetSocketThreads}} {
+		if v, ok := lookup(e.env); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || n < 1 || n > transport.MaxSocks {
+				return c, bad(e.env, v, fmt.Sprintf("want an integer from 1 to %d", transport.MaxSocks))
+			}
+			*e.dst = n
 		}
 	}
 	if v, ok := lookup(EnvDebug); ok {
@@ -315,12 +339,21 @@ type settings struct {
 	table        *tuning.Table    // nil: no tuning table
 	model        tuning.Constants // the cost model's constants
 	debug        io.Writer        // nil: no per-operation log
+	nsocks       int              // sockets per network connection (>= 1)
+	nsockThreads int              // goroutines per network connection end (1..nsocks)
 }
 
 // validate returns one specific error per bad field.
 func (c Config) validate() (settings, error) {
 	s := settings{buff: proto.DefaultBuffSizes(), fifo: c.FifoOptions}
 	s.fifo.Direct = !c.NoDirect
+	s.nsocks, s.nsockThreads = max(c.NetSockets, 1), max(c.NetSocketThreads, 1)
+	if c.NetSockets < 0 || c.NetSockets > transport.MaxSocks {
+		return s, fmt.Errorf("ccl: Config.NetSockets %d is out of range: want 1..%d, or 0 for one", c.NetSockets, transport.MaxSocks)
+	}
+	if c.NetSocketThreads < 0 || s.nsockThreads > s.nsocks {
+		return s, fmt.Errorf("ccl: Config.NetSocketThreads %d is out of range: want 1..%d (NetSockets), or 0 for one", c.NetSocketThreads, s.nsocks)
+	}
 	p, err := parseProto(c.Proto)
 	if err != nil {
 		return s, fmt.Errorf("ccl: Config.Proto: %w", err)

@@ -551,7 +551,7 @@ func (j *job) listen(w *world) error {
 	j.listener = l
 	w.transports = append(w.transports, transport.Net{
 		Listener: l, Token: token, Timeout: joinWait(w.set.timeout),
-		Stop: w.abort.Aborted, Abort: w.abort, Spin: spin,
+		Stop: w.abort.Aborted, Abort: w.abort, Spin: spin, Socks: w.set.nsocks, Threads: w.set.nsockThreads,
 		Addr: func(rank int) (string, error) {
 			pi := j.procOf[rank]
 			if pi >= len(addrs) || len(addrs[pi]) == 0 {
@@ -639,14 +639,15 @@ func (j *job) dump() string {
 // for settingsDiff.
 func (s settings) shared() map[string]string {
 	m := map[string]string{
-		"protocol (GCCL_PROTO)":           fmt.Sprint(s.proto),
-		"algorithm (GCCL_ALGO)":           fmt.Sprint(s.algo),
-		"channels (GCCL_NCHANNELS)":       fmt.Sprint(s.nChannels),
-		"buffer sizes (GCCL_*BUFFSIZE)":   fmt.Sprint(s.buff),
-		"ranks per host":                  fmt.Sprint(s.ranksPerHost),
-		"FIFO options":                    fmt.Sprint(s.fifo),
-		"tuning table (GCCL_TUNING_FILE)": digest(s.table),
-		"cost model (GCCL_MODEL_FILE)":    digest(s.model),
+		"protocol (GCCL_PROTO)":                fmt.Sprint(s.proto),
+		"algorithm (GCCL_ALGO)":                fmt.Sprint(s.algo),
+		"channels (GCCL_NCHANNELS)":            fmt.Sprint(s.nChannels),
+		"buffer sizes (GCCL_*BUFFSIZE)":        fmt.Sprint(s.buff),
+		"ranks per host":                       fmt.Sprint(s.ranksPerHost),
+		"FIFO options":                         fmt.Sprint(s.fifo),
+		"tuning table (GCCL_TUNING_FILE)":      digest(s.table),
+		"cost model (GCCL_MODEL_FILE)":         digest(s.model),
+		"sockets per connection (GCCL_NSOCKS)": fmt.Sprint(s.nsocks),
 	}
 	if !s.maxChAuto {
 		m["channels per rank (GCCL_MAX_NCHANNELS)"] = fmt.Sprint(s.maxCh)

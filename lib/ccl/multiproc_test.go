@@ -453,6 +453,50 @@ func mpScenario(t *testing.T, job mpJob, ids []UniqueID) {
 			}
 		}
 		fmt.Println("RESULT ok")
+	case "netdrain":
+		// Rank 0 sends 8 MiB to rank 1 on another host, Simple, over and
+		// over, overwriting its buffer the moment Synchronize returns. Its
+		// proxy writes the steps posted by reference straight from that
+		// buffer: Synchronize must wait until the proxy has written them,
+		// or rank 1 receives the overwrite.
+		comms, err := InitRanks(job.NRanks, id, job.Ranks, Config{Proto: "Simple", NChannels: 1, Timeout: 30 * time.Second})
+		if err != nil {
+			fmt.Printf("RESULT %v\n", err)
+			return
+		}
+		c := comms[0]
+		buf := make([]byte, 8<<20)
+		for iter := 0; iter < 20; iter++ {
+			if c.Rank() == 0 {
+				for i := range buf {
+					buf[i] = byte(iter + 1)
+				}
+				err = c.Send(buf, len(buf), Uint8, 1)
+			} else {
+				err = c.Recv(buf, len(buf), Uint8, 0)
+			}
+			if err == nil {
+				err = c.Synchronize()
+			}
+			if err != nil {
+				fmt.Printf("RESULT %v\n", err)
+				return
+			}
+			if c.Rank() == 0 {
+				for i := range buf {
+					buf[i] = 0xff
+				}
+				continue
+			}
+			for i, b := range buf {
+				if b != byte(iter+1) {
+					fmt.Printf("RESULT iteration %d: byte %d of %d is %#x, want %#x\n", iter, i, len(buf), b, iter+1)
+					return
+				}
+			}
+		}
+		c.Destroy()
+		fmt.Println("RESULT ok")
 	case "absent":
 		// The job says more ranks than processes start: InitRanks fails.
 		_, err := InitRanks(job.NRanks+1, id, job.Ranks, Config{Timeout: 2 * time.Second})
@@ -508,6 +552,44 @@ func TestMultiProcOneDriver(t *testing.T) {
 		}
 		if res := resultLine(outs[p]); res != "ok" {
 			t.Errorf("process %d: %s\n%s", p, res, outs[p])
+		}
+	}
+}
+
+// TestNetSendHoldsBufferUntilWritten: a send to another host lends the
+// sender's buffer to its proxy (posted by reference); Synchronize returns
+// only once the proxy has written it (see the "netdrain" child).
+// With GCCL_NSOCKS=2 (and a goroutine per socket) each 128 KiB step goes
+// in two parts, received straight into rank 1's buffer where it waits.
+func TestNetSendHoldsBufferUntilWritten(t *testing.T) {
+	for _, socks := range []string{"1", "2"} {
+		t.Run("socks="+socks, func(t *testing.T) {
+			place := func(p int, cmd *exec.Cmd) {
+				cmd.Env = append(cmd.Env, EnvHostID+"=h"+fmt.Sprint(p), EnvSocketIfname+"=lo", EnvNSocks+"="+socks, EnvNSocksThreads+"="+socks)
+			}
+			outs, errs := startJob(t, jobSpec{procs: 2, perProc: 1, scenario: "netdrain", place: place}).wait(time.Minute)
+			for p := range outs {
+				if errs[p] != nil {
+					t.Errorf("process %d: %v\n%s", p, errs[p], outs[p])
+				}
+				if res := resultLine(outs[p]); res != "ok" {
+					t.Errorf("process %d: %s\n%s", p, res, outs[p])
+				}
+			}
+		})
+	}
+}
+
+// TestNetSocketsMustAgree: processes that set different GCCL_NSOCKS fail
+// at init naming the setting.
+func TestNetSocketsMustAgree(t *testing.T) {
+	place := func(p int, cmd *exec.Cmd) {
+		cmd.Env = append(cmd.Env, EnvHostID+"=h"+fmt.Sprint(p), EnvSocketIfname+"=lo", EnvNSocks+"="+fmt.Sprint(p+1))
+	}
+	outs, _ := startJob(t, jobSpec{procs: 2, perProc: 1, scenario: "netdrain", place: place}).wait(time.Minute)
+	for p := range outs {
+		if res := resultLine(outs[p]); !strings.Contains(res, "GCCL_NSOCKS") {
+			t.Errorf("process %d: want an error naming GCCL_NSOCKS, got %q\n%s", p, res, outs[p])
 		}
 	}
 }

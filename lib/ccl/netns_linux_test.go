@@ -152,12 +152,13 @@ func TestNetnsMatrix(t *testing.T) {
 	layouts := []struct {
 		hostOf []int // each process's host
 		per    int
+		env    []string
 	}{
-		{[]int{0, 1}, 1},
-		{[]int{0, 1}, 2},
-		{[]int{0, 1, 2}, 1},
-		{[]int{0, 0, 1, 1}, 1},
-		{[]int{0, 1, 1, 2}, 2},
+		{[]int{0, 1}, 1, nil},
+		{[]int{0, 1}, 2, []string{EnvNSocks + "=3", EnvNSocksThreads + "=2"}}, // three sockets a connection
+		{[]int{0, 1, 2}, 1, nil},
+		{[]int{0, 0, 1, 1}, 1, nil},
+		{[]int{0, 1, 1, 2}, 2, nil},
 	}
 	if testing.Short() {
 		layouts = layouts[:3]
@@ -170,7 +171,11 @@ func TestNetnsMatrix(t *testing.T) {
 			hosts[k] = true
 		}
 		t.Run(fmt.Sprintf("hosts=%d/procs=%d/ranks=%d", len(hosts), len(l.hostOf), l.per), func(t *testing.T) {
-			run := startJob(t, jobSpec{procs: len(l.hostOf), perProc: l.per, cells: cells, place: h.placer(l.hostOf)})
+			place := h.placer(l.hostOf)
+			run := startJob(t, jobSpec{procs: len(l.hostOf), perProc: l.per, cells: cells, place: func(p int, cmd *exec.Cmd) {
+				place(p, cmd)
+				cmd.Env = append(cmd.Env, l.env...)
+			}})
 			outs, errs := run.wait(4 * time.Minute)
 			for p, err := range errs {
 				if err != nil {

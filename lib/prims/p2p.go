@@ -54,8 +54,15 @@ func (x *Xfer) advance() error {
 	case x.Send != nil && p == proto.Simple:
 		var buf []byte
 		if buf, err = x.Send.SimpleAcquire(1); err == nil {
-			copy(buf, data)
-			x.Send.SimplePost(1, len(data))
+			if x.Send.F.Direct() {
+				// The receiver (or the sending proxy of a network
+				// connection) reads the step from the caller's buffer;
+				// RunP2P drains before it returns.
+				x.Send.SimplePostRef(1, data)
+			} else {
+				copy(buf, data)
+				x.Send.SimplePost(1, len(data))
+			}
 		}
 	case x.Send != nil && p == proto.LL:
 		err = x.Send.LLSend(data)
@@ -63,8 +70,8 @@ func (x *Xfer) advance() error {
 		err = x.Send.LL128Send(data)
 	case p == proto.Simple:
 		var buf []byte
-		if buf, err = x.Recv.SimpleWait(1, len(data)); err == nil {
-			copy(data, buf)
+		if buf, err = x.Recv.SimpleWaitInto(1, data); err == nil {
+			CopyUnlessSame(data, buf) // unless a network proxy put it there
 			x.Recv.SimpleRelease(1)
 		}
 	case p == proto.LL:
@@ -117,6 +124,9 @@ func RunP2P(w *proto.Waiter, queues ...[]*Xfer) error {
 			for x := current(i); x != nil; x = current(i) {
 				pending = true
 				if !x.ready() {
+					if x.Recv != nil && x.proto() == proto.Simple {
+						x.Recv.SimpleExpect(x.next()) // a network proxy may land it there
+					}
 					break
 				}
 				if err := x.advance(); err != nil {
@@ -126,7 +136,7 @@ func RunP2P(w *proto.Waiter, queues ...[]*Xfer) error {
 			}
 		}
 		if !pending {
-			return nil
+			return drainSends(queues)
 		}
 		if !moved {
 			kick := func() {
@@ -145,6 +155,21 @@ func RunP2P(w *proto.Waiter, queues ...[]*Xfer) error {
 			}
 		}
 	}
+}
+
+// drainSends waits until every send end that lent the caller's memory has
+// had it read: the buffers are the caller's again when RunP2P returns.
+func drainSends(queues [][]*Xfer) error {
+	for _, q := range queues {
+		for _, x := range q {
+			if x.Send != nil {
+				if err := x.Send.Drain(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 func describe(queues [][]*Xfer, current func(int) *Xfer) string {

@@ -99,7 +99,14 @@ func (p *Prims) simple(prim algo.Prim, inOff, outOff, nelem int, post bool) erro
 		var rbuf, sbuf, in, out []byte
 		var err error
 		if prim.Recvs() {
-			if rbuf, err = p.Recv.SimpleWait(p.SliceSteps, nb); err != nil {
+			if !prim.Reduces() && prim.WritesOutput() {
+				// The slice is copied to the output as is: a network
+				// proxy may read it off the socket straight there.
+				rbuf, err = p.Recv.SimpleWaitInto(p.SliceSteps, p.span(p.Out, outOff+off, n))
+			} else {
+				rbuf, err = p.Recv.SimpleWait(p.SliceSteps, nb)
+			}
+			if err != nil {
 				return err
 			}
 		}
@@ -200,7 +207,7 @@ func (p *Prims) compute(prim algo.Prim, rbuf, in, out, sbuf []byte, post bool) {
 		}
 	case prim.Recvs():
 		if out == nil || sbuf == nil {
-			copy(out, rbuf) // at most one of them is set
+			CopyUnlessSame(out, rbuf) // at most one of them is set; rbuf may be out (landed)
 			copy(sbuf, rbuf)
 			return
 		}

@@ -72,6 +72,18 @@ type Fifo struct {
 
 	// log is the post log of a Proxied FIFO (nil otherwise).
 	log *postLog
+
+	// Landing (Simple, Proxied, the receiving host's FIFO): the rank shows
+	// its proxy where the slice it waits for goes in its own memory, and
+	// the proxy reads the network straight into it (one copy fewer per
+	// byte). landRef is that memory: written by the rank before it stores
+	// landStep, read by the proxy only after it loaded landStep equal to
+	// its frame's step + 1 (acquire). landed[slot] says the slice went
+	// there: written by the proxy before it publishes the slice (tail),
+	// read by the rank after it loaded that tail.
+	landRef  []byte
+	landStep atomic.Uint64 // the first step landRef is for, + 1; 0 for none
+	landed   [Steps]bool
 }
 
 // Post is one published slice as its proxy sees it: the first step, the
@@ -162,12 +174,14 @@ type FifoOptions struct {
 	// Direct lets a Simple sender post a slice by reference to its own
 	// memory instead of copying it into the slot (NCCL's P2P direct read
 	// within a process). Only NewFifo honours it; a FIFO in memory shared
-	// by two processes (NewFifoAt) never posts by reference.
+	// by two processes (NewFifoAt) never posts by reference. On a Proxied
+	// FIFO the reader is the sending proxy, in the sender's process: it
+	// writes the referenced bytes to its socket itself.
 	Direct bool
 	// Proxied says a proxy goroutine, not a rank, is the FIFO's other end
 	// (a network connection): every post is also logged (Posts) so the
 	// proxy learns each slice's first step, steps and bytes whatever the
-	// protocol. Only NewFifo honours it; it turns Direct off.
+	// protocol. Only NewFifo honours it.
 	Proxied bool
 }
 
@@ -177,7 +191,7 @@ func NewFifo(p Protocol, buffSize int, opt FifoOptions) (*Fifo, error) {
 		return nil, err
 	}
 	f := newFifo(p, buffSize, opt)
-	f.direct = opt.Direct && p == Simple && !opt.Proxied
+	f.direct = opt.Direct && p == Simple
 	if opt.Proxied {
 		f.log = new(postLog)
 	}

@@ -47,6 +47,9 @@ func (e *SendEnd) SimplePostRef(steps int, data []byte) {
 	f.refs[e.Step%Steps] = data
 	e.lent = true
 	f.ctl.sizes[e.Step%Steps].Store(int64(len(data)))
+	if f.log != nil {
+		f.logPost(e.Step, steps, len(data))
+	}
 	e.Step += uint64(steps)
 	f.ctl.tail.Store(e.Step)
 	f.RecvWaiter.Wake()
@@ -97,6 +100,55 @@ func (e *RecvEnd) SimpleWait(steps, nbytes int) ([]byte, error) {
 		}
 	}
 	return f.buf[slot*f.StepBytes : slot*f.StepBytes+nbytes], nil
+}
+
+// SimpleExpect shows a network proxy where the next slice's bytes go in
+// the caller's memory (dst, exactly the slice's bytes), so that it may read
+// them off the socket straight into dst. It does nothing unless the FIFO
+// is the receiving end of a network connection (Simple, Proxied). dst
+// must stay the caller's until the slice is waited for (SimpleWaitInto).
+func (e *RecvEnd) SimpleExpect(dst []byte) {
+	f := e.F
+	if f.log == nil || f.Proto != Simple || f.landStep.Load() == e.Step+1 {
+		return
+	}
+	f.landRef = dst
+	f.landStep.Store(e.Step + 1)
+}
+
+// SimpleWaitInto is SimpleWait for a slice whose bytes go to dst: it
+// expects them there first (SimpleExpect) and returns dst itself when the
+// proxy put them there, else the slot to copy from (CopyUnlessSame).
+func (e *RecvEnd) SimpleWaitInto(steps int, dst []byte) ([]byte, error) {
+	e.SimpleExpect(dst)
+	b, err := e.SimpleWait(steps, len(dst))
+	if err != nil {
+		return nil, err
+	}
+	f := e.F
+	if f.log != nil && f.landed[e.Step%Steps] {
+		f.landRef = nil // the proxy is done with it: let the memory go
+		return dst, nil
+	}
+	return b, nil
+}
+
+// SimpleLanding is where a proxy reads the slice of steps at e.Step,
+// nbytes long, into: the receiving rank's own memory when it expects
+// exactly this slice (SimpleExpect), else slot. landed says which; pass it
+// to SimplePostLanded.
+func (e *SendEnd) SimpleLanding(slot []byte, nbytes int) (dst []byte, landed bool) {
+	f := e.F
+	if f.landStep.Load() == e.Step+1 && len(f.landRef) == nbytes {
+		return f.landRef, true
+	}
+	return slot[:nbytes], false
+}
+
+// SimplePostLanded is SimplePost for a slice read where SimpleLanding said.
+func (e *SendEnd) SimplePostLanded(steps, nbytes int, landed bool) {
+	e.F.landed[e.Step%Steps] = landed
+	e.SimplePost(steps, nbytes)
 }
 
 // SimpleRelease hands the slice's slots back to the sender.

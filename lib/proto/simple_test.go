@@ -138,3 +138,71 @@ func TestSimpleDefaultBuffer(t *testing.T) {
 		}
 	}
 }
+
+// TestSimpleLanding: on the receiving FIFO of a network connection, a rank
+// that expects a slice in its own memory gets it there from its proxy (the
+// slice it is handed back is that memory, not the slot); a slice the proxy
+// read before the rank expected it comes from the slot; a slice of another
+// length than expected never lands. Every byte arrives either way.
+func TestSimpleLanding(t *testing.T) {
+	f, err := proto.NewFifo(proto.Simple, 8*4096, proto.FifoOptions{Proxied: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	px, rank := proto.NewEnds(f, "landing")
+	// proxyPost plays the receiving proxy: the frame's bytes go where
+	// SimpleLanding says.
+	proxyPost := func(payload []byte) bool {
+		slot, err := px.SimpleAcquire(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst, landed := px.SimpleLanding(slot, len(payload))
+		copy(dst, payload)
+		px.SimplePostLanded(1, len(payload), landed)
+		return landed
+	}
+	fill := func(b byte, n int) []byte { return bytes.Repeat([]byte{b}, n) }
+
+	// Expected first: the proxy lands it in the rank's buffer.
+	dst := make([]byte, 100)
+	rank.SimpleExpect(dst)
+	if !proxyPost(fill(1, 100)) {
+		t.Fatal("an expected slice did not land in the rank's buffer")
+	}
+	got, err := rank.SimpleWaitInto(1, dst)
+	if err != nil || &got[0] != &dst[0] || !bytes.Equal(dst, fill(1, 100)) {
+		t.Fatalf("landed slice: err %v, handed back the rank's buffer %v, bytes right %v", err, err == nil && &got[0] == &dst[0], bytes.Equal(dst, fill(1, 100)))
+	}
+	rank.SimpleRelease(1)
+
+	// Posted before the rank expected it: the slot, copied by the rank.
+	if proxyPost(fill(2, 64)) {
+		t.Fatal("a slice nobody expected landed")
+	}
+	dst = make([]byte, 64)
+	got, err = rank.SimpleWaitInto(1, dst)
+	if err != nil || &got[0] == &dst[0] || !bytes.Equal(got, fill(2, 64)) {
+		t.Fatalf("slot slice: err %v, bytes %v", err, got)
+	}
+	rank.SimpleRelease(1)
+
+	// Expected with another length: not landed; the size check reports it.
+	dst = make([]byte, 32)
+	rank.SimpleExpect(dst)
+	if proxyPost(fill(3, 48)) {
+		t.Fatal("a slice of 48 bytes landed in a 32-byte buffer")
+	}
+	if _, err := rank.SimpleWaitInto(1, dst); err == nil {
+		t.Fatal("a 48-byte slice where 32 were expected: no error")
+	}
+
+	// A FIFO that is not a network connection's never lands.
+	g, _ := proto.NewFifo(proto.Simple, 8*4096, proto.FifoOptions{})
+	s, r := proto.NewEnds(g, "plain")
+	r.SimpleExpect(make([]byte, 8))
+	slot, _ := s.SimpleAcquire(1)
+	if _, landed := s.SimpleLanding(slot, 8); landed {
+		t.Fatal("an in-process FIFO landed a slice")
+	}
+}

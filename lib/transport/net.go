@@ -50,6 +50,39 @@ type Net struct {
 	// saves a thread wake-up per hop (NCCL's proxies poll), and is only
 	// for hosts whose processors outnumber the goroutines that spin.
 	Spin time.Duration
+	// Socks is the sockets per connection (GCCL_NSOCKS; 0 or 1: one): a
+	// Simple slice of at least Socks x MinSockPart bytes is cut into that
+	// many parts, part j on socket j. Threads is the goroutines per end
+	// that move them (GCCL_NSOCKS_THREADS; 0 or 1: the proxy alone): socket
+	// j belongs to goroutine j % Threads, goroutine 0 being the proxy.
+	// Both ends of a job must agree on Socks.
+	Socks, Threads int
+}
+
+// MinSockPart is the least part of a slice a socket of a multi-socket
+// connection carries: smaller slices go whole on socket 0.
+const MinSockPart = 64 << 10
+
+// MaxSocks bounds Net.Socks.
+const MaxSocks = 16
+
+// sockParts cuts a slice of n bytes over k sockets: part j is
+// [off(j), off(j+1)) with off(j) = j*n/k rounded down to 64 bytes, all of
+// it on socket 0 when n < k*MinSockPart. Both ends compute it alike.
+func sockPart(n, k, j int) (lo, hi int) {
+	if k <= 1 || n < k*MinSockPart {
+		if j == 0 {
+			return 0, n
+		}
+		return 0, 0
+	}
+	cut := func(j int) int {
+		if j >= k {
+			return n
+		}
+		return j * n / k &^ 63
+	}
+	return cut(j), cut(j + 1)
 }
 
 func (Net) Name() string { return "net" }
@@ -70,13 +103,19 @@ func (t Net) Connect(req Request) (*Conn, error) {
 		return nil, fmt.Errorf("net: ranks %d and %d are in one process: use the in-process transport", req.From.Rank, req.To.Rank)
 	}
 	opt := req.Options
-	opt.Direct, opt.Proxied = false, true
+	// The sending rank may post by reference (Direct): its proxy, in the
+	// same process, writes those bytes to the socket straight from the
+	// rank's buffer (two copies fewer per byte). The receiving FIFO's
+	// sender is its proxy, which never does.
+	opt.Proxied = true
+	opt.Direct = opt.Direct && req.Sides == SendOnly
 	f, err := proto.NewFifo(req.Proto, req.BuffSize, opt)
 	if err != nil {
 		return nil, err
 	}
 	key := NetKey(req)
-	px := &proxy{f: f, step: opt.StartStep, stop: proto.NewAbort(), abort: t.Abort,
+	socks, threads := max(t.Socks, 1), min(max(t.Threads, 1), max(t.Socks, 1))
+	px := &proxy{f: f, step: opt.StartStep, stop: proto.NewAbort(), abort: t.Abort, threads: threads,
 		buf:  make([]byte, frameHeader+req.BuffSize),
 		desc: fmt.Sprintf("rank %d -> rank %d, channel %d (%s, %s)", req.From.Rank, req.To.Rank, req.Channel, req.Kind, req.Proto)}
 	px.waiter = proto.NewWaiter(px.stop, 0) // idle between operations: no timeout
@@ -94,9 +133,17 @@ func (t Net) Connect(req Request) (*Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		if px.conn, err = dialNet(addr, t.Token, key, t.Timeout, t.Stop); err != nil {
-			return nil, fmt.Errorf("dialling rank %d (host %q) at %s: %w", req.To.Rank, req.To.Host, addr, err)
+		for j := 0; j < socks; j++ {
+			c, err := dialNet(addr, t.Token, sockKey(key, j, socks), t.Timeout, t.Stop)
+			if err != nil {
+				for _, c := range px.conns {
+					c.Close()
+				}
+				return nil, fmt.Errorf("dialling rank %d (host %q) at %s: %w", req.To.Rank, req.To.Host, addr, err)
+			}
+			px.conns = append(px.conns, c)
 		}
+		px.conn = px.conns[0]
 		px.peer = fmt.Sprintf("rank %d (host %q, %s)", req.To.Rank, req.To.Host, addr)
 		f.RecvWaiter = px.waiter // a post wakes the proxy
 		return &Conn{SendSide: f, Start: px.startSend, Close: px.close, proxy: px}, nil
@@ -106,35 +153,59 @@ func (t Net) Connect(req Request) (*Conn, error) {
 	// other's dial. The proxy waits instead, and the rank's receive waits
 	// (with their timeout) see nothing until it is there.
 	px.peer = fmt.Sprintf("rank %d (host %q)", req.From.Rank, req.From.Host)
-	px.await = func() (net.Conn, error) {
+	px.await = func() ([]net.Conn, error) {
 		stop := func() bool { return px.stop.Aborted() || (t.Stop != nil && t.Stop()) }
-		c, err := t.Listener.Await(key, t.Timeout, stop)
-		if err != nil {
-			return nil, fmt.Errorf("rank %d never connected: %w", req.From.Rank, err)
+		var conns []net.Conn
+		for j := 0; j < socks; j++ {
+			c, err := t.Listener.Await(sockKey(key, j, socks), t.Timeout, stop)
+			if err != nil {
+				for _, c := range conns {
+					c.Close()
+				}
+				return nil, fmt.Errorf("rank %d never connected: %w", req.From.Rank, err)
+			}
+			conns = append(conns, c)
 		}
-		return c, nil
+		return conns, nil
 	}
 	f.SendWaiter = px.waiter // a released slot wakes the proxy
 	return &Conn{RecvSide: f, Start: px.startRecv, Close: px.close, proxy: px}, nil
 }
 
+// sockKey names socket j of k of the connection key: the key alone for a
+// single socket, so ends that agree on one socket keep the old names.
+func sockKey(key string, j, k int) string {
+	if k <= 1 {
+		return key
+	}
+	return fmt.Sprintf("%s/s%d-of-%d", key, j, k)
+}
+
 // proxy is one end's goroutine of a network connection.
 type proxy struct {
 	f          *proto.Fifo
-	conn       net.Conn
+	conn       net.Conn   // conns[0]: frame headers and small slices
+	conns      []net.Conn // every socket of the connection
+	threads    int        // goroutines moving the parts (the proxy is one)
+	helpers    []chan []byte
+	helperDone chan error
+	// sideParts counts the parts moved on sockets other than socket 0:
+	// written by whoever moves one (Add), read by tests.
+	sideParts atomic.Uint64
 	step       uint64 // the FIFO's first step
 	waiter     *proto.Waiter
 	stop       *proto.Abort // Close, or the job's abort, stops the proxy
 	abort      *proto.Abort // the job's
 	buf        []byte       // a frame: header and payload; reused
+	iov        [2][]byte    // a Simple frame's header and slice, for one writev
 	peer, desc string
 	closed     atomic.Bool // set by close (any goroutine), read by the proxy
 	closing    atomic.Bool // set by close first: a sending proxy ends once every post is sent
 	done       chan struct{}
-	// await, on the receiving end, waits for the sender's connection; the
-	// proxy's goroutine calls it and then sets conn (under connMu, which
+	// await, on the receiving end, waits for the sender's connections; the
+	// proxy's goroutine calls it and then sets conns (under connMu, which
 	// close also takes).
-	await  func() (net.Conn, error)
+	await  func() ([]net.Conn, error)
 	connMu sync.Mutex
 	spin   time.Duration // Net.Spin
 }
@@ -146,10 +217,88 @@ func (px *proxy) start(run func() error) {
 	}
 	go func() {
 		defer close(px.done)
+		defer px.stopHelpers()
 		if err := run(); err != nil && !px.closed.Load() && !px.stop.Aborted() && px.abort != nil {
 			px.abort.Trigger(fmt.Errorf("net: %s: the link to %s failed: %w", px.desc, px.peer, err))
 		}
 	}()
+}
+
+// startHelpers starts the goroutines 1..threads-1 that move their
+// sockets' parts of each slice: each takes a slice (the bytes to write, or
+// the memory to read into), moves its parts and answers on helperDone.
+func (px *proxy) startHelpers(send bool) {
+	k := len(px.conns)
+	px.helperDone = make(chan error, px.threads)
+	for g := 1; g < px.threads; g++ {
+		jobs := make(chan []byte, 1)
+		px.helpers = append(px.helpers, jobs)
+		go func() {
+			for b := range jobs {
+				px.helperDone <- px.moveParts(send, g, k, b)
+			}
+		}()
+	}
+}
+
+// stopHelpers ends the helpers (the proxy's goroutine, as it exits).
+func (px *proxy) stopHelpers() {
+	for _, jobs := range px.helpers {
+		close(jobs)
+	}
+	px.helpers = nil
+}
+
+// moveParts writes (send) or reads the parts of slice b that goroutine g
+// owns: sockets g, g+threads, ... except socket 0's, which the proxy moves
+// with the frame's header.
+func (px *proxy) moveParts(send bool, g, k int, b []byte) error {
+	for j := g; j < k; j += px.threads {
+		if j == 0 {
+			continue
+		}
+		lo, hi := sockPart(len(b), k, j)
+		if lo == hi {
+			continue
+		}
+		var err error
+		if send {
+			_, err = px.conns[j].Write(b[lo:hi])
+		} else {
+			_, err = io.ReadFull(px.conns[j], b[lo:hi])
+		}
+		if err != nil {
+			return fmt.Errorf("socket %d of %d: %w", j, k, err)
+		}
+		px.sideParts.Add(1)
+	}
+	return nil
+}
+
+// startSlice hands slice b to the helpers, which move their parts while
+// the proxy moves socket 0's with the frame header; it reports whether
+// anything but socket 0 carries a part (then finishSlice must follow).
+func (px *proxy) startSlice(b []byte) bool {
+	k := len(px.conns)
+	if lo, hi := sockPart(len(b), k, 1); lo == hi {
+		return false // all of it on socket 0
+	}
+	for _, jobs := range px.helpers {
+		jobs <- b
+	}
+	return true
+}
+
+// finishSlice moves the proxy's own parts of b beyond socket 0 and waits
+// for the helpers' parts.
+func (px *proxy) finishSlice(send bool, b []byte) error {
+	err := px.moveParts(send, 0, len(px.conns), b)
+	for range px.helpers {
+		if herr := <-px.helperDone; err == nil {
+			err = herr
+		}
+	}
+	return err
 }
 
 func (px *proxy) startSend() { px.start(px.runSend) }
@@ -171,8 +320,8 @@ func (px *proxy) close() {
 	px.closed.Store(true)
 	px.stop.Trigger(proto.ErrAborted)
 	px.connMu.Lock()
-	if px.conn != nil {
-		px.conn.Close()
+	for _, c := range px.conns {
+		c.Close()
 	}
 	px.connMu.Unlock()
 	if px.done != nil {
@@ -186,6 +335,7 @@ const closeFlush = 5 * time.Second
 
 // runSend reads each post of the local FIFO and writes it as a frame.
 func (px *proxy) runSend() error {
+	px.startHelpers(true)
 	f := px.f
 	r := &proto.RecvEnd{F: f, Step: px.step, Desc: px.desc + " (proxy)"}
 	for i := uint64(0); ; i++ {
@@ -200,26 +350,44 @@ func (px *proxy) runSend() error {
 		}
 		p := f.PostAt(i)
 		r.Step = p.Step
+		binary.LittleEndian.PutUint64(px.buf[0:], p.Step)
+		binary.LittleEndian.PutUint32(px.buf[8:], uint32(p.Steps))
+		binary.LittleEndian.PutUint32(px.buf[12:], uint32(p.NBytes))
+		if f.Proto == proto.Simple {
+			// Header and socket 0's part in one writev, the slice straight
+			// from the FIFO's slot or the rank's own buffer, the other
+			// parts on their sockets meanwhile; released once all written.
+			b, err := r.SimpleWait(p.Steps, p.NBytes)
+			if err != nil {
+				return err
+			}
+			split := px.startSlice(b)
+			_, hi := sockPart(len(b), len(px.conns), 0)
+			px.iov = [2][]byte{px.buf[:frameHeader], b[:hi]}
+			bufs := net.Buffers(px.iov[:])
+			_, err = bufs.WriteTo(px.conn)
+			if split {
+				if ferr := px.finishSlice(true, b); err == nil {
+					err = ferr
+				}
+			}
+			if err != nil {
+				return err
+			}
+			px.iov = [2][]byte{} // the rank's memory is the rank's again
+			r.SimpleRelease(p.Steps)
+			continue
+		}
 		payload := px.buf[frameHeader : frameHeader+p.NBytes]
 		var err error
-		switch f.Proto {
-		case proto.Simple:
-			var b []byte
-			if b, err = r.SimpleWait(p.Steps, p.NBytes); err == nil {
-				copy(payload, b)
-				r.SimpleRelease(p.Steps)
-			}
-		case proto.LL:
+		if f.Proto == proto.LL {
 			err = r.LLRecv(payload)
-		default:
+		} else {
 			err = r.LL128Recv(payload)
 		}
 		if err != nil {
 			return err
 		}
-		binary.LittleEndian.PutUint64(px.buf[0:], p.Step)
-		binary.LittleEndian.PutUint32(px.buf[8:], uint32(p.Steps))
-		binary.LittleEndian.PutUint32(px.buf[12:], uint32(p.NBytes))
 		if _, err := px.conn.Write(px.buf[:frameHeader+p.NBytes]); err != nil {
 			return err
 		}
@@ -229,19 +397,22 @@ func (px *proxy) runSend() error {
 // runRecv waits for the sender's connection, then reads frames and
 // publishes each into the local FIFO at its step.
 func (px *proxy) runRecv() error {
-	c, err := px.await()
+	conns, err := px.await()
 	if err != nil {
 		return err
 	}
 	px.connMu.Lock()
-	px.conn = c
+	px.conns, px.conn = conns, conns[0]
 	closed := px.closed.Load()
 	px.connMu.Unlock()
 	if closed {
-		c.Close()
+		for _, c := range conns {
+			c.Close()
+		}
 		return nil
 	}
-	px.peer += fmt.Sprintf(" at %s", c.RemoteAddr())
+	px.startHelpers(false)
+	px.peer += fmt.Sprintf(" at %s", px.conn.RemoteAddr())
 	f := px.f
 	s := &proto.SendEnd{F: f, Step: px.step, Desc: px.desc + " (proxy)"}
 	rd := bufio.NewReaderSize(spinReader(px.conn, px.spin), 64<<10)
@@ -271,10 +442,21 @@ func (px *proxy) runRecv() error {
 			if err != nil {
 				return err
 			}
-			if _, err := io.ReadFull(rd, slot[:n]); err != nil {
+			// Straight into the rank's buffer when it waits for this
+			// slice there (SimpleExpect), else into the slot.
+			dst, landed := s.SimpleLanding(slot, n)
+			split := px.startSlice(dst)
+			_, hi := sockPart(n, len(px.conns), 0)
+			_, err = io.ReadFull(rd, dst[:hi])
+			if split {
+				if ferr := px.finishSlice(false, dst); err == nil {
+					err = ferr
+				}
+			}
+			if err != nil {
 				return err
 			}
-			s.SimplePost(steps, n)
+			s.SimplePostLanded(steps, n, landed)
 			continue
 		}
 		payload := px.buf[frameHeader : frameHeader+n]

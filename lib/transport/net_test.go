@@ -14,9 +14,13 @@ import (
 	"github.com/gccl/gccl/lib/proto"
 )
 
-// netPairSpin is the proxies' Spin in netPair (tests set it per run; not
+// netPairSpin is the proxies' Spin in netPair, netPairSocks and
+// netPairThreads their sockets and goroutines (tests set them per run; not
 // parallel).
-var netPairSpin time.Duration
+var (
+	netPairSpin                  time.Duration
+	netPairSocks, netPairThreads int
+)
 
 // netPair opens one connection of protocol p over loopback TCP: the
 // sender's FIFO and the receiver's, each bridged by its proxy, both ends in
@@ -29,7 +33,8 @@ func netPair(t testing.TB, p proto.Protocol, size int, abort *proto.Abort) (*pro
 		t.Fatal(err)
 	}
 	t.Cleanup(l.Close)
-	tr := Net{Listener: l, Addr: func(int) (string, error) { return l.Addr(), nil }, Token: token, Timeout: 5 * time.Second, Abort: abort, Spin: netPairSpin}
+	tr := Net{Listener: l, Addr: func(int) (string, error) { return l.Addr(), nil }, Token: token, Timeout: 5 * time.Second, Abort: abort, Spin: netPairSpin,
+		Socks: netPairSocks, Threads: netPairThreads}
 	req := Request{From: Peer{Rank: 0, Host: "a", Pid: 1}, To: Peer{Rank: 1, Host: "b", Pid: 2}, Proto: p, BuffSize: size, Kind: "ring"}
 	req.Sides = SendOnly
 	sc, err := Connect([]Transport{InProc{}, Shm{}, tr}, req)
@@ -144,6 +149,125 @@ func testNetMovesEveryProtocol(t *testing.T) {
 			}
 			if abort.Aborted() {
 				t.Fatalf("aborted: %v", abort.Err())
+			}
+		})
+	}
+}
+
+// TestSockPart: the parts of a slice over k sockets tile it in order,
+// each boundary on a 64-byte line, each part at least MinSockPart less a
+// line; a slice too small for k parts of MinSockPart goes whole on socket 0.
+func TestSockPart(t *testing.T) {
+	for k := 1; k <= MaxSocks; k++ {
+		for _, n := range []int{0, 1, 63, 64, MinSockPart - 1, MinSockPart, k*MinSockPart - 1, k * MinSockPart, k*MinSockPart + 1, 3*MinSockPart*k + 17, 1 << 20, 4<<20 + 5} {
+			next := 0
+			for j := 0; j < k; j++ {
+				lo, hi := sockPart(n, k, j)
+				if lo == hi {
+					continue
+				}
+				if lo != next || hi < lo || hi > n {
+					t.Fatalf("n=%d k=%d: part %d is [%d, %d), want it to start at %d", n, k, j, lo, hi, next)
+				}
+				if lo%64 != 0 {
+					t.Fatalf("n=%d k=%d: part %d starts at %d, not on a line", n, k, j, lo)
+				}
+				if split := n >= k*MinSockPart && k > 1; split && hi-lo < MinSockPart-64 {
+					t.Fatalf("n=%d k=%d: part %d holds %d bytes", n, k, j, hi-lo)
+				} else if !split && j != 0 {
+					t.Fatalf("n=%d k=%d: a slice below %d bytes has a part on socket %d", n, k, k*MinSockPart, j)
+				}
+				next = hi
+			}
+			if next != n {
+				t.Fatalf("n=%d k=%d: the parts end at %d", n, k, next)
+			}
+		}
+	}
+}
+
+// TestNetSockets moves Simple slices of every size class through
+// connections of several sockets and goroutines (slices whole on socket
+// 0, split across all of them, one and two steps), the receiver taking
+// half of them straight into its own buffer (SimpleWaitInto): every byte
+// must arrive in place. Each byte depends on its slice and offset, so a
+// part on the wrong socket or at the wrong offset shows.
+func TestNetSockets(t *testing.T) {
+	defer func() { netPairSocks, netPairThreads = 0, 0 }()
+	for _, c := range []struct{ socks, threads int }{{1, 1}, {2, 1}, {3, 2}, {4, 4}, {5, 3}} {
+		t.Run(fmt.Sprintf("socks=%d/threads=%d", c.socks, c.threads), func(t *testing.T) {
+			netPairSocks, netPairThreads = c.socks, c.threads
+			abort := proto.NewAbort()
+			s, r, sc, rc := netPair(t, proto.Simple, 8*(512<<10), abort)
+			stepBytes := s.F.StepBytes
+			type op struct{ steps, n int }
+			var ops []op
+			for i := 0; i < 60; i++ {
+				k := 1 + i%2
+				n := []int{0, 1, 100 << 10, c.socks*MinSockPart - 1, c.socks * MinSockPart, 300<<10 + 3, stepBytes}[i%7]
+				ops = append(ops, op{k, min(n*k, k*stepBytes)})
+			}
+			payload := func(i, n int) []byte {
+				b := make([]byte, n)
+				for o := range b {
+					b[o] = byte(i*131 + o*7 + o>>8)
+				}
+				return b
+			}
+			errc := make(chan error, 1)
+			go func() {
+				for i, o := range ops {
+					s.AlignStep(o.steps)
+					buf, err := s.SimpleAcquire(o.steps)
+					if err != nil {
+						errc <- err
+						return
+					}
+					copy(buf, payload(i, o.n))
+					s.SimplePost(o.steps, o.n)
+				}
+				errc <- nil
+			}()
+			for i, o := range ops {
+				r.AlignStep(o.steps)
+				got := make([]byte, o.n)
+				var b []byte
+				var err error
+				if i%2 == 0 {
+					b, err = r.SimpleWaitInto(o.steps, got)
+				} else {
+					b, err = r.SimpleWait(o.steps, o.n)
+				}
+				if err != nil {
+					t.Fatalf("op %d: %v", i, err)
+				}
+				if len(got) > 0 && &b[0] != &got[0] {
+					copy(got, b)
+				}
+				r.SimpleRelease(o.steps)
+				if want := payload(i, o.n); !bytes.Equal(got, want) {
+					at := 0
+					for at < len(want) && got[at] == want[at] {
+						at++
+					}
+					t.Fatalf("op %d (%d steps, %d bytes): payload differs from byte %d", i, o.steps, o.n, at)
+				}
+			}
+			if err := <-errc; err != nil {
+				t.Fatal(err)
+			}
+			if abort.Aborted() {
+				t.Fatalf("aborted: %v", abort.Err())
+			}
+			// Every slice of at least socks x MinSockPart went in parts.
+			want := 0
+			for _, o := range ops {
+				if lo, hi := sockPart(o.n, c.socks, 1); lo != hi {
+					want += c.socks - 1
+				}
+			}
+			if got := int(sc.proxy.sideParts.Load()); got != want || int(rc.proxy.sideParts.Load()) != want {
+				t.Fatalf("parts on sockets 1..%d: sent %d, received %d, want %d", c.socks-1, got, rc.proxy.sideParts.Load(), want)
 			}
 		})
 	}

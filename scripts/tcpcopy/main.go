@@ -4,6 +4,8 @@
 //
 //	tcpcopy serve ADDR              accept connections; echo pings, sink streams
 //	tcpcopy stream ADDR BYTES REPS  send BYTES REPS times; print GB/s per rep (median last)
+//	tcpcopy duplex ADDR BYTES REPS  send BYTES and receive BYTES at once, REPS times: GB/s
+//	                                each way (the pattern of 2 ranks' sendrecv and ring allreduce)
 //	tcpcopy ping ADDR N             N 8-byte round trips; print the median in us
 package main
 
@@ -39,6 +41,8 @@ func main() {
 		err = serve(os.Args[2])
 	case "stream":
 		err = stream(os.Args[2], atoi(os.Args[3]), atoi(os.Args[4]))
+	case "duplex":
+		err = duplex(os.Args[2], atoi(os.Args[3]), atoi(os.Args[4]))
 	case "ping":
 		err = ping(os.Args[2], atoi(os.Args[3]))
 	default:
@@ -91,6 +95,20 @@ func serve(addr string) error {
 			}
 			buf := make([]byte, 1<<20)
 			var hdr [8]byte
+			if mode[0] == 'd' {
+				out := make([]byte, 1<<20)
+				for {
+					if _, err := io.ReadFull(c, hdr[:]); err != nil {
+						return
+					}
+					n := int(binary.LittleEndian.Uint64(hdr[:]))
+					done := make(chan error, 1)
+					go func() { done <- sendBytes(c, out, n) }()
+					if err := sinkBytes(c, buf, n); err != nil || <-done != nil {
+						return
+					}
+				}
+			}
 			for {
 				if _, err := io.ReadFull(c, hdr[:]); err != nil {
 					return
@@ -155,6 +173,58 @@ func stream(addr string, bytes, reps int) error {
 	}
 	slices.Sort(gbs)
 	fmt.Printf("stream %d B x %d: median %.3f GB/s (min %.3f, max %.3f)\n", bytes, reps, gbs[len(gbs)/2], gbs[0], gbs[len(gbs)-1])
+	return nil
+}
+
+func sendBytes(c net.Conn, buf []byte, n int) error {
+	for left := n; left > 0; left -= min(len(buf), left) {
+		if _, err := c.Write(buf[:min(len(buf), left)]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sinkBytes(c net.Conn, buf []byte, n int) error {
+	for left := n; left > 0; {
+		k, err := c.Read(buf[:min(len(buf), left)])
+		if err != nil {
+			return err
+		}
+		left -= k
+	}
+	return nil
+}
+
+// duplex sends bytes while the server sends bytes back on the same
+// connection, reps times; GB/s is bytes over the time both took, each way.
+func duplex(addr string, bytes, reps int) error {
+	c, err := dial(addr, 'd')
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	out, in := make([]byte, min(bytes, 4<<20)), make([]byte, 1<<20)
+	var gbs []float64
+	for r := 0; r < reps; r++ {
+		start := time.Now()
+		var hdr [8]byte
+		binary.LittleEndian.PutUint64(hdr[:], uint64(bytes))
+		if _, err := c.Write(hdr[:]); err != nil {
+			return err
+		}
+		done := make(chan error, 1)
+		go func() { done <- sendBytes(c, out, bytes) }()
+		if err := sinkBytes(c, in, bytes); err != nil {
+			return err
+		}
+		if err := <-done; err != nil {
+			return err
+		}
+		gbs = append(gbs, float64(bytes)/time.Since(start).Seconds()/1e9)
+	}
+	slices.Sort(gbs)
+	fmt.Printf("duplex %d B x %d: median %.3f GB/s each way (min %.3f, max %.3f)\n", bytes, reps, gbs[len(gbs)/2], gbs[0], gbs[len(gbs)-1])
 	return nil
 }
 
