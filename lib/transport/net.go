@@ -191,7 +191,7 @@ type proxy struct {
 	helperDone chan error
 	// sideParts counts the parts moved on sockets other than socket 0:
 	// written by whoever moves one (Add), read by tests.
-	sideParts atomic.Uint64
+	sideParts  atomic.Uint64
 	step       uint64 // the FIFO's first step
 	waiter     *proto.Waiter
 	stop       *proto.Abort // Close, or the job's abort, stops the proxy
