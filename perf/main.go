@@ -476,6 +476,9 @@ func (e *engine) record(rc RunConfig, p point, inPlace bool, m measurement, algB
 	r.ChosenBuff = rc.BuffSize
 	if r.ChosenBuff == 0 && r.Backend == "embedded" {
 		r.ChosenBuff = ccl.DefaultSimpleBuffSize
+		if b := m.chosen.BuffSize; b > 0 && m.chosen.Proto == "Simple" {
+			r.ChosenBuff = int64(b) // 4 MiB across hosts (ccl.NetSimpleBuffSize)
+		}
 	} else if r.ChosenBuff == 0 {
 		r.ChosenBuff = 4 << 20 // NCCL's
 	}

@@ -368,6 +368,10 @@ func resolve(cfg Config) (settings, error) {
 	return cfg.validate()
 }
 
+// NetSimpleBuffSize is the Simple FIFO size of a job across hosts unless
+// Config.BuffSize (GCCL_BUFFSIZE) sets one.
+const NetSimpleBuffSize = 4 << 20
+
 // newWorld sets up what the communicators of n ranks share; procs is the
 // processor count the model and the spin policy assume.
 func newWorld(n int, set settings, peers []transport.Peer, procs int) *world {
@@ -380,8 +384,16 @@ func newWorld(n int, set settings, peers []transport.Peer, procs int) *world {
 		comms:      make([]*Comm, n),
 	}
 	w.spin, w.noBackOff = planSpin(n, procs)
-	w.initGeometry()
 	w.initHosts()
+	if w.realHosts && !w.set.simpleBuffSet {
+		// Across hosts the Simple FIFO is NCCL's default, 4 MiB: steps of
+		// 512 KiB keep a socket busy between credits (16-core Xeon,
+		// loopback, 128 MiB allreduce: 1.35-1.58 GB/s with 1 MiB, 1.71-
+		// 2.28 with 4 MiB; the 2-core VM between namespaces: see
+		// docs/PERFORMANCE.md 13d).
+		w.set.buff[proto.Simple] = NetSimpleBuffSize
+	}
+	w.initGeometry() // after the buffer sizes are settled
 	w.rings = topo.HostRings(w.hostOf, set.maxCh)
 	// Hosts simulated in this process share its processors; real ones
 	// each have their own.

@@ -327,20 +327,21 @@ func checkAlgo(s string) error {
 
 // settings is a validated Config: what the communicators actually use.
 type settings struct {
-	proto        proto.Protocol // -1: auto
-	algo         tuning.Algo    // -1: auto
-	ranksPerHost int            // 0: every rank on one host
-	nChannels    int            // forced count, or 0 for auto
-	maxCh        int            // channel goroutines per rank
-	maxChAuto    bool           // maxCh was not forced (a job across processes fits it to the cores)
-	buff         proto.BuffSizes
-	timeout      time.Duration
-	fifo         proto.FifoOptions
-	table        *tuning.Table    // nil: no tuning table
-	model        tuning.Constants // the cost model's constants
-	debug        io.Writer        // nil: no per-operation log
-	nsocks       int              // sockets per network connection (>= 1)
-	nsockThreads int              // goroutines per network connection end (1..nsocks)
+	proto         proto.Protocol // -1: auto
+	algo          tuning.Algo    // -1: auto
+	ranksPerHost  int            // 0: every rank on one host
+	nChannels     int            // forced count, or 0 for auto
+	maxCh         int            // channel goroutines per rank
+	maxChAuto     bool           // maxCh was not forced (a job across processes fits it to the cores)
+	buff          proto.BuffSizes
+	timeout       time.Duration
+	fifo          proto.FifoOptions
+	table         *tuning.Table    // nil: no tuning table
+	model         tuning.Constants // the cost model's constants
+	debug         io.Writer        // nil: no per-operation log
+	simpleBuffSet bool             // Config.BuffSize (or GCCL_BUFFSIZE) chose the Simple FIFO size
+	nsocks        int              // sockets per network connection (>= 1)
+	nsockThreads  int              // goroutines per network connection end (1..nsocks)
 }
 
 // validate returns one specific error per bad field.
@@ -399,6 +400,7 @@ func (c Config) validate() (settings, error) {
 			return s, fmt.Errorf("ccl: Config.%s: %w", b.field, err)
 		}
 		s.buff[b.p] = b.v
+		s.simpleBuffSet = s.simpleBuffSet || b.p == proto.Simple
 	}
 	if info, err := parseDebug(c.Debug); err != nil {
 		return s, fmt.Errorf("ccl: Config.Debug: %w", err)

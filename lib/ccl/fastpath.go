@@ -146,7 +146,7 @@ func (c *Comm) buildFast(t *task) bool {
 		os: oneShotWork{rounds: 1, roundElems: elems}}
 	f.gen = c.shape.gen
 	c.last = Choice{Coll: t.coll, Algo: oneShotName, Proto: llName, NChannels: 1, Bytes: nBytes,
-		NHosts: c.w.nHosts, Source: d.source}
+		NHosts: c.w.nHosts, BuffSize: d.buff, Source: d.source}
 	c.lastDecision = d
 	return true
 }

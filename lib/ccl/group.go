@@ -164,7 +164,7 @@ func (c *Comm) planColl(t task, pl *plan) error {
 		chunkElems = max(cb/t.elt/grain*grain, grain)
 	}
 	c.last = Choice{Coll: t.coll, Algo: a.String(), Proto: p.String(), NChannels: active, Bytes: nBytes,
-		NHosts: c.w.nHosts, Source: d.source}
+		NHosts: c.w.nHosts, BuffSize: d.buff, Source: d.source}
 	c.lastDecision = d // LastChoice prices it only when asked
 	if c.w.debug != nil {
 		ch := c.last
@@ -206,7 +206,7 @@ func (c *Comm) planOneShotColl(t task, d decision, nBytes int64, pl *plan) error
 		return err
 	}
 	c.last = Choice{Coll: t.coll, Algo: d.algo.String(), Proto: d.proto.String(), NChannels: 1, Bytes: nBytes,
-		NHosts: c.w.nHosts, Source: d.source}
+		NHosts: c.w.nHosts, BuffSize: d.buff, Source: d.source}
 	c.lastDecision = d
 	if c.w.debug != nil {
 		ch := c.last
@@ -275,7 +275,9 @@ func (c *Comm) planP2P(tasks []task, pl *plan) error {
 		}
 	}
 	last := tasks[len(tasks)-1]
-	c.last = Choice{Coll: last.coll, Algo: "P2P", Proto: c.p2pProto(last.count * last.elt).String(), NChannels: nCh, Bytes: int64(last.count * last.elt)}
+	pp := c.p2pProto(last.count * last.elt)
+	c.last = Choice{Coll: last.coll, Algo: "P2P", Proto: pp.String(), NChannels: nCh, Bytes: int64(last.count * last.elt),
+		NHosts: c.w.nHosts, BuffSize: c.w.set.buff[pp]}
 	return nil
 }
 

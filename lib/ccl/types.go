@@ -94,6 +94,7 @@ type Choice struct {
 	NChannels int    // channels that carry data
 	Bytes     int64  // bytes per rank the choice was made for
 	NHosts    int    // hosts the ranks are grouped into
+	BuffSize  int    // the FIFO bytes of Proto it ran with
 	// Source says who decided: "forced" (Config or GCCL_* variables),
 	// "table" (a tuning-table rule), "model" (the cost model), or a mix
 	// such as "forced+model" when only some fields were forced.
