@@ -146,12 +146,25 @@ func dial(addr string, mode byte) (net.Conn, error) {
 }
 
 func stream(addr string, bytes, reps int) error {
-	c, err := dial(addr, 's')
+	return timedReps(addr, 's', "stream", "", bytes, reps, func(c net.Conn, out, in []byte) error {
+		if err := sendBytes(c, out, bytes); err != nil {
+			return err
+		}
+		var ack [1]byte
+		_, err := io.ReadFull(c, ack[:])
+		return err
+	})
+}
+
+// timedReps dials addr in mode and runs rep reps times, each after a
+// header saying bytes: GB/s is bytes over a rep's time, median printed.
+func timedReps(addr string, mode byte, name, unit string, bytes, reps int, rep func(c net.Conn, out, in []byte) error) error {
+	c, err := dial(addr, mode)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	buf := make([]byte, min(bytes, 4<<20))
+	out, in := make([]byte, min(bytes, 4<<20)), make([]byte, 1<<20)
 	var gbs []float64
 	for r := 0; r < reps; r++ {
 		start := time.Now()
@@ -160,19 +173,13 @@ func stream(addr string, bytes, reps int) error {
 		if _, err := c.Write(hdr[:]); err != nil {
 			return err
 		}
-		for left := bytes; left > 0; left -= min(len(buf), left) {
-			if _, err := c.Write(buf[:min(len(buf), left)]); err != nil {
-				return err
-			}
-		}
-		var ack [1]byte
-		if _, err := io.ReadFull(c, ack[:]); err != nil {
+		if err := rep(c, out, in); err != nil {
 			return err
 		}
 		gbs = append(gbs, float64(bytes)/time.Since(start).Seconds()/1e9)
 	}
 	slices.Sort(gbs)
-	fmt.Printf("stream %d B x %d: median %.3f GB/s (min %.3f, max %.3f)\n", bytes, reps, gbs[len(gbs)/2], gbs[0], gbs[len(gbs)-1])
+	fmt.Printf("%s %d B x %d: median %.3f GB/s%s (min %.3f, max %.3f)\n", name, bytes, reps, gbs[len(gbs)/2], unit, gbs[0], gbs[len(gbs)-1])
 	return nil
 }
 
@@ -199,33 +206,14 @@ func sinkBytes(c net.Conn, buf []byte, n int) error {
 // duplex sends bytes while the server sends bytes back on the same
 // connection, reps times; GB/s is bytes over the time both took, each way.
 func duplex(addr string, bytes, reps int) error {
-	c, err := dial(addr, 'd')
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	out, in := make([]byte, min(bytes, 4<<20)), make([]byte, 1<<20)
-	var gbs []float64
-	for r := 0; r < reps; r++ {
-		start := time.Now()
-		var hdr [8]byte
-		binary.LittleEndian.PutUint64(hdr[:], uint64(bytes))
-		if _, err := c.Write(hdr[:]); err != nil {
-			return err
-		}
+	return timedReps(addr, 'd', "duplex", " each way", bytes, reps, func(c net.Conn, out, in []byte) error {
 		done := make(chan error, 1)
 		go func() { done <- sendBytes(c, out, bytes) }()
 		if err := sinkBytes(c, in, bytes); err != nil {
 			return err
 		}
-		if err := <-done; err != nil {
-			return err
-		}
-		gbs = append(gbs, float64(bytes)/time.Since(start).Seconds()/1e9)
-	}
-	slices.Sort(gbs)
-	fmt.Printf("duplex %d B x %d: median %.3f GB/s each way (min %.3f, max %.3f)\n", bytes, reps, gbs[len(gbs)/2], gbs[0], gbs[len(gbs)-1])
-	return nil
+		return <-done
+	})
 }
 
 func ping(addr string, n int) error {
