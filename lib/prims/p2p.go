@@ -54,7 +54,7 @@ func (x *Xfer) advance() error {
 	case x.Send != nil && p == proto.Simple:
 		var buf []byte
 		if buf, err = x.Send.SimpleAcquire(1); err == nil {
-			if x.Send.F.Direct() {
+			if x.Send.F.Direct() && len(data) >= x.Send.F.RefMinBytes() {
 				// The receiver (or the sending proxy of a network
 				// connection) reads the step from the caller's buffer;
 				// RunP2P drains before it returns.

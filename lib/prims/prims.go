@@ -122,7 +122,7 @@ func (p *Prims) simple(prim algo.Prim, inOff, outOff, nelem int, post bool) erro
 		if prim.WritesOutput() {
 			out = p.span(p.Out, outOff+off, n)
 		}
-		if direct {
+		if direct && nb >= p.Send.F.RefMinBytes() {
 			// The home is the input (send, copySend) or the output the
 			// primitive writes (recvCopySend, recvReduceCopySend).
 			if prim != algo.Send {

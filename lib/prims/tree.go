@@ -73,7 +73,7 @@ func (p *Prims) treeUp(t *TreeEnds, off, n int) error {
 		rbufs = append(rbufs, b)
 	}
 	dst := p.span(p.Out, off, n)
-	if !root && len(rbufs) == 0 && t.ToParent.F.Direct() && p.hasHome(algo.Send) {
+	if !root && len(rbufs) == 0 && t.ToParent.F.Direct() && nb >= t.ToParent.F.RefMinBytes() && p.hasHome(algo.Send) {
 		// A leaf whose input goes up as is: the parent reads it in place.
 		if _, err := t.ToParent.SimpleAcquire(1); err != nil {
 			return err
@@ -170,7 +170,7 @@ func (p *Prims) treeDown(t *TreeEnds, off, n int) error {
 		if err != nil {
 			return err
 		}
-		if s.F.Direct() {
+		if s.F.Direct() && nb >= s.F.RefMinBytes() {
 			s.SimplePostRef(1, out) // the child reads the result from our output
 			continue
 		}

@@ -291,6 +291,21 @@ func (f *Fifo) Buffer() []byte { return f.buf }
 // Direct reports whether a Simple slice may be posted by reference.
 func (f *Fifo) Direct() bool { return f.direct }
 
+// RefMinBytes is the least slice worth posting by reference: any on an
+// in-process FIFO, proxyRefMin on a network connection's, whose sender
+// would otherwise wait at the end of its operation for the proxy to have
+// written a small slice, a wake-up and a system call on the critical path
+// that a copy of the few bytes saves.
+func (f *Fifo) RefMinBytes() int {
+	if f.log != nil {
+		return proxyRefMin
+	}
+	return 0
+}
+
+// proxyRefMin: see RefMinBytes.
+const proxyRefMin = 64 << 10
+
 // SendEnd is the sender's view of a FIFO. It is owned by one goroutine at a time.
 type SendEnd struct {
 	F    *Fifo
