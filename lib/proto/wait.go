@@ -356,7 +356,6 @@ func (w *Waiter) Spin(ready func() bool) bool {
 // before it wakes the peer channel's goroutine.
 const kickAfter = 10 * time.Microsecond
 
-
 // Park waits like Wait but skips spinning and yielding: for a goroutine
 // that knows the word will not change soon (an idle channel whose work
 // another goroutine is running).
