@@ -1,6 +1,7 @@
 package ccl
 
 import (
+	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -454,7 +455,7 @@ func mpScenario(t *testing.T, job mpJob, ids []UniqueID) {
 		}
 		fmt.Println("RESULT ok")
 	case "netdrain":
-		// Rank 0 sends 8 MiB to rank 1 on another host, Simple, over and
+		// Rank 0 sends 2 MiB to rank 1 on another host, Simple, over and
 		// over, overwriting its buffer the moment Synchronize returns. Its
 		// proxy writes the steps posted by reference straight from that
 		// buffer: Synchronize must wait until the proxy has written them,
@@ -465,12 +466,22 @@ func mpScenario(t *testing.T, job mpJob, ids []UniqueID) {
 			return
 		}
 		c := comms[0]
-		buf := make([]byte, 8<<20)
-		for iter := 0; iter < 20; iter++ {
+		const size = 2 << 20
+		buf, want := make([]byte, size), make([]byte, size)
+		fill := func(b []byte, v byte) { // by doubling copies: cheap under the race detector
+			b[0] = v
+			for n := 1; n < len(b); n *= 2 {
+				copy(b[n:], b[:n])
+			}
+		}
+		iters := 20
+		if raceEnabled {
+			iters = 6
+		}
+		for iter := 0; iter < iters; iter++ {
+			fill(want, byte(iter+1))
 			if c.Rank() == 0 {
-				for i := range buf {
-					buf[i] = byte(iter + 1)
-				}
+				copy(buf, want)
 				err = c.Send(buf, len(buf), Uint8, 1)
 			} else {
 				err = c.Recv(buf, len(buf), Uint8, 0)
@@ -483,16 +494,16 @@ func mpScenario(t *testing.T, job mpJob, ids []UniqueID) {
 				return
 			}
 			if c.Rank() == 0 {
-				for i := range buf {
-					buf[i] = 0xff
-				}
+				fill(buf, 0xff)
 				continue
 			}
-			for i, b := range buf {
-				if b != byte(iter+1) {
-					fmt.Printf("RESULT iteration %d: byte %d of %d is %#x, want %#x\n", iter, i, len(buf), b, iter+1)
-					return
+			if !bytes.Equal(buf, want) {
+				i := 0
+				for buf[i] == want[i] {
+					i++
 				}
+				fmt.Printf("RESULT iteration %d: byte %d of %d is %#x, want %#x\n", iter, i, len(buf), buf[i], want[i])
+				return
 			}
 		}
 		c.Destroy()
@@ -559,7 +570,7 @@ func TestMultiProcOneDriver(t *testing.T) {
 // TestNetSendHoldsBufferUntilWritten: a send to another host lends the
 // sender's buffer to its proxy (posted by reference); Synchronize returns
 // only once the proxy has written it (see the "netdrain" child).
-// With GCCL_NSOCKS=2 (and a goroutine per socket) each 128 KiB step goes
+// With GCCL_NSOCKS=2 (and a goroutine per socket) each 512 KiB step goes
 // in two parts, received straight into rank 1's buffer where it waits.
 func TestNetSendHoldsBufferUntilWritten(t *testing.T) {
 	for _, socks := range []string{"1", "2"} {
