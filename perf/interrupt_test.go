@@ -22,7 +22,7 @@ func TestInterruptChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("the child process of TestInterrupt")
 	}
-	os.Exit(Main(AllReduce, []string{"-g", "2", "-b", "1K", "-e", "4K", "-f", "2", "-n", "100000", "-w", "1", "-N", "0",
+	os.Exit(Main(AllReduce, []string{"-g", "2", "-b", "1K", "-e", "4K", "-f", "2", "-n", "1000000", "-w", "1", "-N", "0",
 		"--proto", "LL,Simple", "--out", filepath.Join(dir, "run.jsonl"), "--csv", filepath.Join(dir, "run.csv"),
 		"-J", filepath.Join(dir, "run.json")}, os.Stdout, os.Stderr))
 }
@@ -42,9 +42,11 @@ func startChild(t *testing.T, dir string) (*exec.Cmd, *bytes.Buffer) {
 	for {
 		if b, err := os.ReadFile(filepath.Join(dir, "run.jsonl")); err == nil && bytes.Count(b, []byte("\n")) >= 2 {
 			// A record is written as a point ends, just before the engine
-			// looks for a signal: signal inside the next point (100000
-			// iterations: far longer than this), not at that boundary, or
-			// a second signal can come after the run already stopped.
+			// looks for a signal: signal inside the next point (a million
+			// iterations, 0.3 s and more even on the one-shot's fast path;
+			// 100000 took ~50 ms and a loaded CI machine let the point end
+			// between the two signals), not at that boundary, or a second
+			// signal can come after the run already stopped.
 			time.Sleep(10 * time.Millisecond)
 			return cmd, &stderr
 		}
