@@ -116,7 +116,7 @@ func (t Net) Connect(req Request) (*Conn, error) {
 	key := NetKey(req)
 	socks, threads := max(t.Socks, 1), min(max(t.Threads, 1), max(t.Socks, 1))
 	px := &proxy{f: f, step: opt.StartStep, stop: proto.NewAbort(), abort: t.Abort, threads: threads,
-		buf:  make([]byte, frameHeader+req.BuffSize),
+		buf:  make([]byte, frameBufBytes(req.Proto, req.BuffSize)),
 		desc: fmt.Sprintf("rank %d -> rank %d, channel %d (%s, %s)", req.From.Rank, req.To.Rank, req.Channel, req.Kind, req.Proto)}
 	px.waiter = proto.NewWaiter(px.stop, 0) // idle between operations: no timeout
 	// A proxy parks soon: its peer's data come through the network poller,
@@ -172,6 +172,16 @@ func (t Net) Connect(req Request) (*Conn, error) {
 	return &Conn{RecvSide: f, Start: px.startRecv, Close: px.close, proxy: px}, nil
 }
 
+// frameBufBytes is a proxy's frame buffer: the header, and for LL and
+// LL128 the payload it packs or unpacks (a Simple slice goes between the
+// socket and the FIFO or the rank's memory directly).
+func frameBufBytes(p proto.Protocol, buffSize int) int {
+	if p == proto.Simple {
+		return frameHeader
+	}
+	return frameHeader + buffSize
+}
+
 // sockKey names socket j of k of the connection key: the key alone for a
 // single socket, so ends that agree on one socket keep the old names.
 func sockKey(key string, j, k int) string {
@@ -196,7 +206,7 @@ type proxy struct {
 	waiter     *proto.Waiter
 	stop       *proto.Abort // Close, or the job's abort, stops the proxy
 	abort      *proto.Abort // the job's
-	buf        []byte       // a frame: header and payload; reused
+	buf        []byte       // a frame's header, and an LL/LL128 payload; reused
 	iov        [2][]byte    // a Simple frame's header and slice, for one writev
 	peer, desc string
 	closed     atomic.Bool // set by close (any goroutine), read by the proxy
