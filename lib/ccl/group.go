@@ -278,6 +278,7 @@ func (c *Comm) planP2P(tasks []task, pl *plan) error {
 	pp := c.p2pProto(last.count * last.elt)
 	c.last = Choice{Coll: last.coll, Algo: "P2P", Proto: pp.String(), NChannels: nCh, Bytes: int64(last.count * last.elt),
 		NHosts: c.w.nHosts, BuffSize: c.w.set.buff[pp]}
+	c.fast.gen = 0 // the fast path sets c.last when it builds: build again
 	return nil
 }
 

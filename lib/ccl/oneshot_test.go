@@ -255,6 +255,24 @@ func TestFastPathFollowsShapeAndForce(t *testing.T) {
 							return err
 						}
 					}
+					if i%50 == 25 { // a send/recv between: LastChoice must not keep saying P2P
+						peer := 1 - c.Rank()
+						if err := c.GroupStart(); err != nil {
+							return err
+						}
+						if err := c.Send(sets[0][0], 2, Float32, peer); err != nil {
+							return err
+						}
+						if err := c.Recv(sets[0][1], 2, Float32, peer); err != nil {
+							return err
+						}
+						if err := c.GroupEnd(); err != nil {
+							return err
+						}
+						if err := c.Synchronize(); err != nil {
+							return err
+						}
+					}
 					set := sets[(i/2)%2]
 					in, out := set[0], set[1]
 					n := len(in) / 4
