@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -36,7 +37,14 @@ type Options struct {
 	Env  []string // base environment (os.Environ())
 	// ProcEnv, when set, adds variables for process rank (after Env).
 	ProcEnv func(rank int) []string
-	Timeout time.Duration // the whole job's wall-clock limit; 0: none
+	// Wrap, when set, is the command that runs process rank's program
+	// (e.g. ip netns exec NS): the program and its arguments follow it.
+	Wrap func(rank int) []string
+	// RootHost is the address rank 0 serves the bootstrap root on; "" is
+	// 127.0.0.1. Another address (rank 0 in another network namespace) gets
+	// a random port: the launcher cannot probe that namespace for a free one.
+	RootHost string
+	Timeout  time.Duration // the whole job's wall-clock limit; 0: none
 	// Grace is how long processes get after SIGTERM (a failure, the
 	// timeout or an interrupt) before SIGKILL; 0: 3 s.
 	Grace          time.Duration
@@ -94,7 +102,7 @@ func run(opt Options, sigs <-chan os.Signal) (int, error) {
 	if opt.Stderr == nil {
 		opt.Stderr = io.Discard
 	}
-	env, err := jobEnv(opt.Env, opt.NP)
+	env, err := jobEnv(opt.Env, opt.NP, opt.RootHost)
 	if err != nil {
 		return 0, err
 	}
@@ -104,6 +112,11 @@ func run(opt Options, sigs <-chan os.Signal) (int, error) {
 	var relays sync.WaitGroup
 	for r := range opt.NP {
 		p := &proc{rank: r, cmd: exec.Command(opt.Path, opt.Args...)}
+		if opt.Wrap != nil {
+			if w := opt.Wrap(r); len(w) > 0 {
+				p.cmd = exec.Command(w[0], append(append(w[1:len(w):len(w)], opt.Path), opt.Args...)...)
+			}
+		}
 		p.cmd.Env = append(append([]string(nil), env...),
 			bootstrap.EnvLaunchRank+"="+strconv.Itoa(r),
 			bootstrap.EnvLaunchLocalRank+"="+strconv.Itoa(r))
@@ -239,14 +252,20 @@ func run(opt Options, sigs <-chan os.Signal) (int, error) {
 }
 
 // jobEnv is the base environment without any launcher's variables, plus
-// this job's root address and token.
-func jobEnv(base []string, np int) ([]string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("launch: finding a free port for the bootstrap root: %w", err)
+// this job's root address (on rootHost, "" for 127.0.0.1) and token.
+func jobEnv(base []string, np int, rootHost string) ([]string, error) {
+	var port int
+	if rootHost == "" {
+		rootHost = "127.0.0.1"
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("launch: finding a free port for the bootstrap root: %w", err)
+		}
+		port = l.Addr().(*net.TCPAddr).Port
+		l.Close()
+	} else {
+		port = 20000 + mrand.IntN(40000)
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
 	var tok [32]byte
 	if _, err := rand.Read(tok[:]); err != nil {
 		return nil, fmt.Errorf("launch: job token: %w", err)
@@ -270,7 +289,7 @@ func jobEnv(base []string, np int) ([]string, error) {
 	}
 	return append(env,
 		bootstrap.EnvLaunchSize+"="+strconv.Itoa(np),
-		bootstrap.EnvCommID+"=127.0.0.1:"+strconv.Itoa(port),
+		bootstrap.EnvCommID+"="+net.JoinHostPort(rootHost, strconv.Itoa(port)),
 		bootstrap.EnvJobToken+"="+hex.EncodeToString(tok[:]),
 		bootstrap.EnvLaunchJobID+"="+strconv.Itoa(os.Getpid())+"-"+hex.EncodeToString(tok[:4]),
 	), nil

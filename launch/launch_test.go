@@ -38,6 +38,8 @@ func TestHelperProcess(t *testing.T) {
 			os.Getenv(bootstrap.EnvCommID), os.Getenv(bootstrap.EnvJobToken), os.Getenv(bootstrap.EnvLaunchJobID),
 			os.Getenv("OMPI_COMM_WORLD_RANK"))
 		fmt.Fprintf(os.Stderr, "err from %d\n", rank)
+	case "wrapped": // prints what the wrapper set, and the root
+		fmt.Printf("wrapped=%s root=%s\n", os.Getenv("GCCL_WRAPPED"), os.Getenv(bootstrap.EnvCommID))
 	case "fail1":
 		if rank == 1 {
 			os.Exit(3)
@@ -118,6 +120,23 @@ func TestEnvAndOutput(t *testing.T) {
 		}
 		gone(t, dir, np)
 	}
+}
+
+// Wrap runs each process's program under a command of its own (here env,
+// setting a variable per rank); RootHost moves the bootstrap root.
+func TestWrapAndRootHost(t *testing.T) {
+	dir := t.TempDir()
+	o, out, errb := opts(t, 2, "wrapped", dir)
+	o.Wrap = func(r int) []string { return []string{"/usr/bin/env", "GCCL_WRAPPED=w" + strconv.Itoa(r)} }
+	o.RootHost = "198.18.7.1"
+	code, err := Run(o)
+	if err != nil || code != 0 {
+		t.Fatalf("code %d err %v\n%s", code, err, errb)
+	}
+	if !strings.HasPrefix(out.String(), "wrapped=w0 root=198.18.7.1:") || !strings.Contains(errb.String(), "[rank 1] wrapped=w1 root=198.18.7.1:") {
+		t.Errorf("the wrapper or the root's host did not reach the processes:\n%s\n%s", out, errb)
+	}
+	gone(t, dir, 2)
 }
 
 func TestOneFailsOthersStopped(t *testing.T) {

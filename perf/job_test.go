@@ -2,6 +2,7 @@ package perf
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gccl/gccl/launch/netns"
 	"github.com/gccl/gccl/lib/shm"
 	"github.com/gccl/gccl/results"
 )
@@ -289,6 +291,89 @@ func TestNPHosts(t *testing.T) {
 		var o, e bytes.Buffer
 		if code := Main(AllReduce, append(bad, "-b", "8", "-e", "8"), &o, &e); code == 0 || !strings.Contains(e.String()+o.String(), "--hosts") {
 			t.Errorf("%v: exit %d, %s", bad, code, e.String())
+		}
+	}
+}
+
+// --np 3 --hosts 3 --netns: each host in a network namespace of its own.
+// The job can only run if each process really is in its namespace: rank 0
+// serves the bootstrap root on its namespace's address, and each process
+// is told to use its namespace's link, which no other namespace has. The
+// namespaces are gone afterwards.
+func TestNPHostsNetns(t *testing.T) {
+	probe, err := netns.Build(1)
+	if errors.Is(err, netns.ErrUnsupported) {
+		t.Skipf("skipping: %v (CI runs as root with iproute2)", err)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	probe.Remove()
+	before := namespaces(t)
+	defer func() {
+		for ns := range namespaces(t) {
+			if !before[ns] && strings.HasPrefix(ns, "gc") {
+				exec.Command("ip", "netns", "del", ns).Run()
+			}
+		}
+	}()
+	dir := t.TempDir()
+	asChildren(t, dir)
+	out := filepath.Join(t.TempDir(), "netns.jsonl")
+	var stdout, errb bytes.Buffer
+	args := []string{"--np", "3", "--hosts", "3", "--netns", "-b", "8", "-e", "1M", "-f", "64", "-n", "2", "-w", "1", "--out", out}
+	if code := Main(AllReduce, args, &stdout, &errb); code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), errb.String())
+	}
+	recs, err := results.ReadFile(out)
+	if err != nil || len(recs) == 0 {
+		t.Fatalf("records: %v (%d)", err, len(recs))
+	}
+	for _, r := range recs {
+		if r.NHosts != 3 || r.NProcs != 3 || r.Wrong != 0 {
+			t.Errorf("record of %d B: %d hosts, %d processes, %d wrong; want 3, 3, 0", r.Size, r.NHosts, r.NProcs, r.Wrong)
+		}
+	}
+	after := namespaces(t)
+	for ns := range after {
+		if !before[ns] && strings.HasPrefix(ns, "gc") {
+			t.Errorf("namespace %s left behind", ns)
+		}
+	}
+	t.Setenv("GCCL_SOCKET_IFNAME", "eth")
+	for _, bad := range [][]string{{"--netns"}, {"--np", "2", "--netns"}, {"--np", "2", "--hosts", "2", "--netns"}} {
+		var o, e bytes.Buffer
+		if code := Main(AllReduce, append(bad, "-b", "8", "-e", "8"), &o, &e); code == 0 || !strings.Contains(e.String(), "--netns") {
+			t.Errorf("%v: exit %d, %s", bad, code, e.String())
+		}
+	}
+}
+
+// namespaces are the network namespaces that exist now.
+func namespaces(t *testing.T) map[string]bool {
+	t.Helper()
+	b, err := exec.Command("ip", "netns", "list").Output()
+	if err != nil {
+		t.Fatalf("ip netns list: %v", err)
+	}
+	m := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if f := strings.Fields(l); len(f) > 0 {
+			m[f[0]] = true
+		}
+	}
+	return m
+}
+
+func TestWithoutFlags(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"--np 4 --hosts 2 --netns -b 8", "-b 8"},
+		{"-b 8 --np=4 --hosts=2 --netns=true -e 1M", "-b 8 -e 1M"},
+		{"--netns --np 2 -- --np 3", "-- --np 3"},
+		{"--npx 2 -n 5", "--npx 2 -n 5"},
+	} {
+		got := strings.Join(withoutFlags(strings.Fields(c.in), "np", "hosts", "netns"), " ")
+		if got != c.want {
+			t.Errorf("withoutFlags(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }

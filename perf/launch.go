@@ -2,13 +2,14 @@ package perf
 
 import (
 	"fmt"
-	"github.com/gccl/gccl/lib/ccl"
 	"io"
 	"os"
 	"strconv"
 	"strings"
 
 	"github.com/gccl/gccl/launch"
+	"github.com/gccl/gccl/launch/netns"
+	"github.com/gccl/gccl/lib/ccl"
 )
 
 // launchProcesses is --np N: this program again, N times on this host,
@@ -21,11 +22,21 @@ func launchProcesses(t *Test, o *Options, args []string, stdout, stderr io.Write
 		fmt.Fprintf(stderr, "%s: --np %d: finding this program: %v\n", prog, o.NP, err)
 		return exitInternal
 	}
-	code, err := launch.Run(launch.Options{
-		NP: o.NP, Path: exe, Args: append(prefix, WithoutFlag(WithoutFlag(args, "np"), "hosts")...), Env: os.Environ(),
+	lo := launch.Options{
+		NP: o.NP, Path: exe, Args: append(prefix, withoutFlags(args, "np", "hosts", "netns")...), Env: os.Environ(),
 		ProcEnv: hostsEnv(o.NP, o.Hosts, os.LookupEnv),
 		Stdout:  stdout, Stderr: stderr,
-	})
+	}
+	if o.Netns {
+		hs, err := netns.Build(o.Hosts)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: --netns: %v\n", prog, err)
+			return exitInternal
+		}
+		defer hs.Remove()
+		netnsPlace(&lo, hs, o.NP/o.Hosts)
+	}
+	code, err := launch.Run(lo)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: --np %d: %v\n", prog, o.NP, err)
 		if code == 0 {
@@ -43,25 +54,49 @@ var ChildCommand = func(t *Test) (path string, prefix []string, err error) {
 	return exe, nil, err
 }
 
-// WithoutFlag returns args without the long flag --name and its value
-// (--name V or --name=V): the command line a launcher hands its processes.
-func WithoutFlag(args []string, name string) []string {
+// launchFlags are perf's flags for the launcher, and whether each takes a
+// value: its processes do not see them.
+var launchFlags = map[string]bool{"np": true, "hosts": true, "netns": false}
+
+// withoutFlags returns args without the long flags named (--name V,
+// --name=V, or --name alone for a boolean), up to a "--": the command line
+// a launcher hands its processes.
+func withoutFlags(args []string, names ...string) []string {
 	var out []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
 			return append(out, args[i:]...)
 		}
-		if a == "--"+name {
-			i++ // and its value
-			continue
+		drop := false
+		for _, name := range names {
+			if a == "--"+name {
+				drop = true
+				if launchFlags[name] {
+					i++ // and its value
+				}
+			}
+			if strings.HasPrefix(a, "--"+name+"=") {
+				drop = true
+			}
 		}
-		if strings.HasPrefix(a, "--"+name+"=") {
-			continue
+		if !drop {
+			out = append(out, a)
 		}
-		out = append(out, a)
 	}
 	return out
+}
+
+// netnsPlace is --netns: host k's processes (perHost consecutive ones) run
+// in hs's namespace k, named after it as their host id, on its link; rank
+// 0's namespace serves the bootstrap root.
+func netnsPlace(lo *launch.Options, hs *netns.Hosts, perHost int) {
+	lo.RootHost = hs.Addr(0)
+	lo.Wrap = func(r int) []string { return hs.Exec(r / perHost) }
+	lo.ProcEnv = func(r int) []string {
+		k := r / perHost
+		return []string{ccl.EnvHostID + "=" + hs.NS[k], ccl.EnvSocketIfname + "=" + hs.Inner(k)}
+	}
 }
 
 // hostsEnv is --hosts: process r of np is host r/(np/hosts), named

@@ -57,6 +57,7 @@ type Options struct {
 	Timeout                         int    // -T seconds
 	NP                              int    // --np: processes the built-in launcher starts
 	Hosts                           int    // --hosts: the --np processes as this many hosts (loopback)
+	Netns                           bool   // --netns: each host its own network namespace
 	Average                         int    // -a
 	PerIter                         int    // -I
 	Bitwise                         int    // -K
@@ -177,6 +178,7 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	fs.StringVar(&o.TuningFile, "tuning-file", "", "tuning table for the automatic choices: the stack's JSON table (GCCL_TUNING_FILE); with --backend nccl, NCCL's example-tuner CSV (tune table --nccl-csv) handed to a tuner plugin (NCCL_TUNER_PLUGIN, else gccl's own, built once with cc into the user's cache, else libnccl-tuner-example.so beside libnccl)")
 	fs.IntVar(&o.NP, "np", 0, "start this many processes on this host (built-in launcher), each with -t x -g ranks; process 0 prints the table")
 	fs.IntVar(&o.Hosts, "hosts", 0, "with --np: run the processes as this many hosts (consecutive processes share one; each host its own GCCL_HOSTID, joined by the network transport on loopback unless GCCL_SOCKET_IFNAME is set; default 0: the processes are one host)")
+	fs.BoolVar(&o.Netns, "netns", false, "with --hosts: run each host in a network namespace of its own (its own TCP/IP stack, a veth link to a bridge), built for the run and removed after it; needs root and iproute2")
 	fs.BoolVar(&o.ShowVersion, "version", false, "print the version (gccl, nccl-tests compatibility, Go, build revision) and exit")
 	fs.StringVar(&o.Plot, "plot", "", "write the busBW curves of this run (out-of-place, one per configuration) to this image: .png, .svg or .pdf (never overwrites: --force)")
 	if err := fs.Parse(args); err != nil {
@@ -284,6 +286,10 @@ func (o *Options) validate() error {
 		return usagef("--hosts %d needs --np: the hosts are groups of the processes the built-in launcher starts", o.Hosts)
 	case o.Hosts < 0 || (o.Hosts > 0 && (o.Hosts > o.NP || o.NP%o.Hosts != 0)):
 		return usagef("invalid --hosts %d with --np %d: want a divisor of --np (every host holds as many processes)", o.Hosts, o.NP)
+	case o.Netns && o.Hosts == 0:
+		return usagef("--netns needs --np and --hosts: it puts each host's processes in a network namespace of its own")
+	case o.Netns && os.Getenv(ccl.EnvSocketIfname) != "":
+		return usagef("--netns gives each host its own link and names it: unset %s", ccl.EnvSocketIfname)
 	case o.Timeout < 0:
 		return usagef("invalid -T/--timeout %d: want seconds >= 0", o.Timeout)
 	case o.Unalign < 0:

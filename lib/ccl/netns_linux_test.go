@@ -1,125 +1,54 @@
 package ccl
 
 import (
+	"errors"
 	"fmt"
-	"math/rand/v2"
-	"net"
-	"os"
 	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/gccl/gccl/launch/netns"
 	"github.com/gccl/gccl/lib/bootstrap"
 )
 
-// netHosts are "hosts" built of network namespaces on this machine: each
-// namespace has its own network stack and one veth link to a bridge in
-// the test's namespace, where the bootstrap root listens. Ranks in
-// different namespaces talk real TCP through their own stacks, over links
-// the test can cut. Every name and address is the test's own (198.18.0.0/15,
-// the range set aside for benchmarks); Cleanup removes them all.
+// netHosts are "hosts" built of network namespaces on this machine (see
+// launch/netns), removed when the test ends.
 type netHosts struct {
-	t      *testing.T
-	tag    string   // a short unique prefix of every interface and namespace
-	ns     []string // host k's namespace
-	net    string   // "198.18.X." of the bridge's /24
-	rootIP string   // the bridge's own address
+	t *testing.T
+	*netns.Hosts
+	ns []string // host k's namespace
 }
 
 // newNetHosts builds n hosts, or skips the test where namespaces cannot be
 // made (not root, no ip command, or a kernel that refuses).
 func newNetHosts(t *testing.T, n int) *netHosts {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: network namespaces need root (CI runs as root)")
+	hs, err := netns.Build(n)
+	if errors.Is(err, netns.ErrUnsupported) {
+		t.Skipf("skipping: %v (CI runs as root with iproute2)", err)
 	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("skipping: no ip command (apt-get install iproute2)")
+	if err != nil {
+		t.Fatal(err)
 	}
-	h := &netHosts{t: t, tag: fmt.Sprintf("gc%04x", rand.IntN(1<<16))}
-	h.net = fmt.Sprintf("198.18.%d.", rand.IntN(250)+1)
-	h.rootIP = h.net + "254"
-	t.Cleanup(h.remove)
-	br := h.tag + "br"
-	if out, err := exec.Command("ip", "link", "add", br, "type", "bridge").CombinedOutput(); err != nil {
-		t.Skipf("skipping: cannot make a bridge here (%v: %s)", err, strings.TrimSpace(string(out)))
-	}
-	h.ip("addr", "add", h.rootIP+"/24", "dev", br)
-	h.ip("link", "set", br, "up")
-	for k := range n {
-		ns := fmt.Sprintf("%sh%d", h.tag, k)
-		h.ip("netns", "add", ns)
-		h.ns = append(h.ns, ns)
-		h.ip("link", "add", h.outer(k), "type", "veth", "peer", "name", h.inner(k), "netns", ns)
-		h.ip("link", "set", h.outer(k), "master", br, "up")
-		h.ip("-n", ns, "addr", "add", fmt.Sprintf("%s%d/24", h.net, k+1), "dev", h.inner(k))
-		h.ip("-n", ns, "link", "set", h.inner(k), "up")
-		h.ip("-n", ns, "link", "set", "lo", "up")
-	}
-	return h
-}
-
-// outer and inner name host k's veth ends: on the bridge, and in its namespace.
-func (h *netHosts) outer(k int) string { return fmt.Sprintf("%sv%d", h.tag, k) }
-func (h *netHosts) inner(k int) string { return fmt.Sprintf("%sp%d", h.tag, k) }
-
-// ip runs one ip command, failing the test if it fails.
-func (h *netHosts) ip(args ...string) {
-	h.t.Helper()
-	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-		h.t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
-	}
-}
-
-// remove deletes every namespace, link and the bridge, whatever exists.
-func (h *netHosts) remove() {
-	for k, ns := range h.ns {
-		_ = exec.Command("ip", "link", "del", h.outer(k)).Run()
-		_ = exec.Command("ip", "netns", "del", ns).Run()
-	}
-	_ = exec.Command("ip", "link", "del", h.tag+"br").Run()
+	t.Cleanup(hs.Remove)
+	return &netHosts{t: t, Hosts: hs, ns: hs.NS}
 }
 
 // link sets host k's link up or down.
 func (h *netHosts) link(k int, up bool) {
-	state := "down"
-	if up {
-		state = "up"
-	}
-	h.ip("link", "set", h.outer(k), state)
-}
-
-// waitReachable waits until host k reaches the bridge's address over TCP
-// (a link just set up again may take a moment to pass traffic).
-func (h *netHosts) waitReachable(k int, d time.Duration) {
 	h.t.Helper()
-	ln, err := net.Listen("tcp", h.rootIP+":0")
-	if err != nil {
+	if err := h.SetLink(k, up); err != nil {
 		h.t.Fatal(err)
 	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	probe := fmt.Sprintf("exec 3<>/dev/tcp/%s/%s", h.rootIP, port)
-	deadline := time.Now().Add(d)
-	for {
-		if exec.Command("ip", "netns", "exec", h.ns[k], "timeout", "1", "bash", "-c", probe).Run() == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("host %d does not reach %s within %v after its link came up", k, h.rootIP, d)
-		}
-		time.Sleep(50 * time.Millisecond)
+}
+
+// waitReachable waits until host k reaches the bridge's address over TCP.
+func (h *netHosts) waitReachable(k int, d time.Duration) {
+	h.t.Helper()
+	if err := h.WaitReachable(k, d); err != nil {
+		h.t.Fatal(err)
 	}
 }
 
@@ -127,12 +56,12 @@ func (h *netHosts) waitReachable(k int, d time.Duration) {
 // namespace's name is its host id) on that namespace's interface, and
 // serves the job's roots on the bridge's address.
 func (h *netHosts) placer(hostOf []int) func(p int, cmd *exec.Cmd) {
-	h.t.Setenv(bootstrap.EnvCommID, h.rootIP+":0")
+	h.t.Setenv(bootstrap.EnvCommID, h.BridgeIP+":0")
 	return func(p int, cmd *exec.Cmd) {
 		k := hostOf[p]
-		cmd.Args = append([]string{"ip", "netns", "exec", h.ns[k]}, cmd.Args...)
+		cmd.Args = append(h.Exec(k), cmd.Args...)
 		cmd.Path = mustLookPath(h.t, "ip")
-		cmd.Env = append(cmd.Env, EnvHostID+"="+h.ns[k], EnvSocketIfname+"="+h.inner(k))
+		cmd.Env = append(cmd.Env, EnvHostID+"="+h.ns[k], EnvSocketIfname+"="+h.Inner(k))
 	}
 }
 

@@ -121,8 +121,9 @@ func mergeSizes(a, b []int64) []int64 {
 	return out
 }
 
-// args are the perf arguments of the run.
-func (r sweepRun) args(iters, warmup int, factor int64, precision string, maxTime time.Duration, interleave bool, out string, np, hosts int, backend string) []string {
+// args are the perf arguments of the run; launch (--np, --hosts, --netns,
+// --backend) ends them.
+func (r sweepRun) args(iters, warmup int, factor int64, precision string, maxTime time.Duration, interleave bool, out string, np int, launch []string) []string {
 	b := r.blocks[0]
 	specs := make([]string, len(r.blocks))
 	for i, b := range r.blocks {
@@ -143,11 +144,21 @@ func (r sweepRun) args(iters, warmup int, factor int64, precision string, maxTim
 	if interleave {
 		args = append(args, "--interleave")
 	}
+	return append(args, launch...)
+}
+
+// launchArgs are the perf flags that place a sweep's runs: processes,
+// hosts, namespaces and the backend.
+func launchArgs(np, hosts int, netns bool, backend string) []string {
+	var args []string
 	if np > 1 {
 		args = append(args, "--np", strconv.Itoa(np))
 	}
 	if hosts > 1 {
 		args = append(args, "--hosts", strconv.Itoa(hosts))
+	}
+	if netns {
+		args = append(args, "--netns")
 	}
 	if backend != "" && backend != "embedded" {
 		args = append(args, "--backend", backend)
@@ -252,6 +263,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	backend := fs.String("backend", "embedded", "collective backend: embedded (gccl's stack) or nccl (libnccl on GPUs: one GPU per rank, configurations on fresh communicators, no --interleave)")
 	np := fs.Int("np", 0, "run every measurement across this many processes on this host (perf --np), each holding --ranks/np of the ranks; default 0 keeps the ranks in one process")
 	hosts := fs.Int("hosts", 0, "with --np: run the processes as this many hosts (perf --hosts: each its own host id, joined by the network transport on loopback), so the records and tables are for jobs across hosts (default 0: the processes are one host)")
+	netns := fs.Bool("netns", false, "with --hosts: each host a network namespace of its own, joined by veth links on a bridge (perf --netns: real TCP between separate stacks; root and iproute2), built for each run and removed after it")
 	repeat := fs.Int("repeat", 1, "separate runs of every configuration (new communicators each), pooled, so one run's bad luck is outvoted")
 	out := outputFlag(fs, "the results file (JSONL), required; an existing one is resumed: finished points are kept, not redone")
 	force := fs.Bool("force", false, "start over: overwrite the --output file instead of resuming")
@@ -278,6 +290,9 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if *hosts != 0 && (*np < 1 || *hosts < 1 || *hosts > *np || *np%*hosts != 0) {
 		return bad("--hosts %d with --np %d: want --np processes and a divisor of them as hosts (every host holds as many processes)", *hosts, *np)
+	}
+	if *netns && *hosts < 2 {
+		return bad("--netns needs --np and --hosts of 2 or more: it puts each host in a network namespace of its own")
 	}
 	if err := refuseChoiceEnv(os.LookupEnv); err != nil {
 		return bad("%v", err)
@@ -398,7 +413,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 		default:
 		}
 		tmp := part
-		args := run.args(*iters, *warmup, *factor, *precision, *maxTime, *interleave, tmp, *np, *hosts, *backend)
+		args := run.args(*iters, *warmup, *factor, *precision, *maxTime, *interleave, tmp, *np, launchArgs(*np, *hosts, *netns, *backend))
 		var errBuf strings.Builder
 		runtime.GC() // the last run's buffers must not be collected during this one
 		code := perf.Main(run.blocks[0].test, args, io.Discard, &errBuf)

@@ -3,6 +3,7 @@ package cli
 import (
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -69,7 +70,27 @@ func TestSweepAcrossProcesses(t *testing.T) {
 			t.Errorf("--hosts 2: record %+v: want 2 hosts of one process, 0 wrong", r)
 		}
 	}
-	for _, bad := range [][]string{{"--hosts", "2"}, {"--np", "4", "--hosts", "3", "--ranks", "4"}} {
+	// --netns: the two hosts are network namespaces of their own.
+	if _, err := exec.LookPath("ip"); err == nil && os.Geteuid() == 0 {
+		nsOut := filepath.Join(t.TempDir(), "netns.jsonl")
+		code, stdout, stderr = runCLI("sweep", "--colls", "allreduce", "--ranks", "2", "--np", "2", "--hosts", "2", "--netns",
+			"--proto", "LL", "--algo", "Ring", "-b", "8", "-e", "64", "-f", "8", "-n", "3", "-w", "1", "--max-time", "50ms", "--output", nsOut)
+		if code != 0 {
+			t.Fatalf("--netns: exit %d:\n%s\n%s", code, stdout, stderr)
+		}
+		nrecs, err := results.ReadFile(nsOut)
+		if err != nil || len(nrecs) != len(hrecs) {
+			t.Fatalf("--netns: records %v (%d, want %d)", err, len(nrecs), len(hrecs))
+		}
+		for _, r := range nrecs {
+			if r.NHosts != 2 || r.Wrong > 0 {
+				t.Errorf("--netns: record %+v: want 2 hosts, 0 wrong", r)
+			}
+		}
+	} else {
+		t.Log("--netns not run: it needs root and iproute2")
+	}
+	for _, bad := range [][]string{{"--hosts", "2"}, {"--np", "4", "--hosts", "3", "--ranks", "4"}, {"--np", "2", "--netns"}} {
 		if code, _, stderr := runCLI(append([]string{"sweep", "--output", out}, bad...)...); code == 0 || !strings.Contains(stderr, "--hosts") {
 			t.Errorf("%v: exit %d, %s", bad, code, stderr)
 		}
