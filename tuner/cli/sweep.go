@@ -314,8 +314,8 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 		return bad("unknown --backend %q: valid backends are embedded and nccl", *backend)
 	}
 	plan, err := planSweep(*colls, *ranks, *perHost, *protos, *algos, *chans, *buffs, *auto, *minB, *maxB, *factor)
-	if err == nil && *backend == "nccl" {
-		plan, err = withoutOneShot(plan, *algos)
+	if err == nil {
+		plan, err = withoutOneShot(plan, *algos, *hosts, *backend)
 	}
 	if err != nil {
 		return bad("%v", err)
@@ -604,16 +604,24 @@ func intList(flag, s string, least int) ([]int, error) {
 	return out, nil
 }
 
-// withoutOneShot drops the one-shot configurations from a plan for NCCL,
-// which has no such algorithm: silently for --algo all, with an error when
-// it was asked for by name.
-func withoutOneShot(plan []block, algos string) ([]block, error) {
+// withoutOneShot drops the one-shot configurations a run cannot have (NCCL
+// has no such algorithm; processes on several hosts share no board): silently for --algo all, with an error when it was asked for
+// by name.
+func withoutOneShot(plan []block, algos string, hosts int, backend string) ([]block, error) {
 	var keep []block
 	for _, b := range plan {
-		if b.cfg.algo != "OneShot" {
+		why := ""
+		switch {
+		case b.cfg.algo != "OneShot":
+		case backend == "nccl":
+			why = "with --backend nccl: OneShot is gccl's own algorithm, NCCL has none"
+		case hosts > 1:
+			why = fmt.Sprintf("with --hosts %d: OneShot needs every rank on one host (its board is memory they share)", hosts)
+		}
+		if why == "" {
 			keep = append(keep, b)
 		} else if !strings.EqualFold(strings.TrimSpace(algos), "all") {
-			return nil, fmt.Errorf("--algo OneShot with --backend nccl: OneShot is gccl's own algorithm, NCCL has none (valid there: Ring, Tree)")
+			return nil, fmt.Errorf("--algo OneShot %s (valid there: Ring, Tree)", why)
 		}
 	}
 	return keep, nil

@@ -54,10 +54,11 @@ func TestSweepAcrossProcesses(t *testing.T) {
 	if code, _, stderr := runCLI("sweep", "--ranks", "3", "--np", "2", "--output", out); code == 0 || !strings.Contains(stderr, "multiples of --np") {
 		t.Errorf("3 ranks over 2 processes: exit %d, %s", code, stderr)
 	}
-	// --hosts 2: the two processes are two hosts; the records say so.
+	// --hosts 2: the two processes are two hosts; the records say so, and
+	// --algo all leaves OneShot out (hosts share no board).
 	hostsOut := filepath.Join(t.TempDir(), "hosts.jsonl")
 	code, stdout, stderr = runCLI("sweep", "--colls", "allreduce", "--ranks", "2", "--np", "2", "--hosts", "2", "--proto", "LL",
-		"--algo", "Ring", "-b", "8", "-e", "64", "-f", "8", "-n", "3", "-w", "1", "--max-time", "50ms", "--output", hostsOut)
+		"--algo", "all", "-b", "8", "-e", "64", "-f", "8", "-n", "3", "-w", "1", "--max-time", "50ms", "--output", hostsOut)
 	if code != 0 {
 		t.Fatalf("--hosts 2: exit %d:\n%s\n%s", code, stdout, stderr)
 	}
@@ -66,8 +67,8 @@ func TestSweepAcrossProcesses(t *testing.T) {
 		t.Fatalf("--hosts 2: records %v (%d)\n%s\n%s", err, len(hrecs), stdout, stderr)
 	}
 	for _, r := range hrecs {
-		if r.NHosts != 2 || r.NProcs != 2 || r.Wrong > 0 {
-			t.Errorf("--hosts 2: record %+v: want 2 hosts of one process, 0 wrong", r)
+		if r.NHosts != 2 || r.NProcs != 2 || r.Wrong > 0 || r.Algorithm == "OneShot" {
+			t.Errorf("--hosts 2: record %+v: want 2 hosts of one process, 0 wrong, no OneShot", r)
 		}
 	}
 	// --netns: the two hosts are network namespaces of their own.
@@ -79,8 +80,8 @@ func TestSweepAcrossProcesses(t *testing.T) {
 			t.Fatalf("--netns: exit %d:\n%s\n%s", code, stdout, stderr)
 		}
 		nrecs, err := results.ReadFile(nsOut)
-		if err != nil || len(nrecs) != len(hrecs) {
-			t.Fatalf("--netns: records %v (%d, want %d)", err, len(nrecs), len(hrecs))
+		if err != nil || len(nrecs) != 2*2 { // auto, Ring/LL x 8, 64 B
+			t.Fatalf("--netns: records %v (%d, want 4)", err, len(nrecs))
 		}
 		for _, r := range nrecs {
 			if r.NHosts != 2 || r.Wrong > 0 {
@@ -89,6 +90,12 @@ func TestSweepAcrossProcesses(t *testing.T) {
 		}
 	} else {
 		t.Log("--netns not run: it needs root and iproute2")
+	}
+	if len(hrecs) != 3*2 { // auto, Ring/LL, Tree/LL x 8, 64 B
+		t.Errorf("--hosts 2: %d records, want 6", len(hrecs))
+	}
+	if code, _, stderr := runCLI("sweep", "--ranks", "2", "--np", "2", "--hosts", "2", "--algo", "OneShot", "--output", out); code == 0 || !strings.Contains(stderr, "one host") {
+		t.Errorf("--algo OneShot across hosts: exit %d, %s", code, stderr)
 	}
 	for _, bad := range [][]string{{"--hosts", "2"}, {"--np", "4", "--hosts", "3", "--ranks", "4"}, {"--np", "2", "--netns"}} {
 		if code, _, stderr := runCLI(append([]string{"sweep", "--output", out}, bad...)...); code == 0 || !strings.Contains(stderr, "--hosts") {
