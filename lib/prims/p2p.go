@@ -17,6 +17,7 @@ type Xfer struct {
 	Chunk int
 
 	done, steps, step int // progress, owned by the running goroutine
+	shown             int // chunks shown to a network proxy (expectAhead)
 }
 
 func (x *Xfer) proto() proto.Protocol {
@@ -28,7 +29,17 @@ func (x *Xfer) proto() proto.Protocol {
 
 func (x *Xfer) init() {
 	x.steps = max(1, (len(x.Buf)+x.Chunk-1)/x.Chunk)
-	x.step, x.done = 0, 0
+	x.step, x.done, x.shown = 0, 0, 0
+}
+
+// expectAhead shows a network proxy where the receive's next chunks go, a
+// FIFO's depth ahead: the proxy reads frames as they come, ahead of this
+// goroutine, and lands each shown one in Buf instead of a slot.
+func (x *Xfer) expectAhead() {
+	for x.shown = max(x.shown, x.step); x.shown < min(x.steps, x.step+proto.Steps); x.shown++ {
+		lo := x.shown * x.Chunk
+		x.Recv.SimpleExpectAhead(x.shown-x.step, x.Buf[lo:min(lo+x.Chunk, len(x.Buf))])
+	}
 }
 
 func (x *Xfer) finished() bool { return x.step >= x.steps }
@@ -123,10 +134,10 @@ func RunP2P(w *proto.Waiter, queues ...[]*Xfer) error {
 		for i := range queues {
 			for x := current(i); x != nil; x = current(i) {
 				pending = true
+				if x.Recv != nil && x.Recv.F.Proxied() && x.proto() == proto.Simple {
+					x.expectAhead() // a network proxy may land them there
+				}
 				if !x.ready() {
-					if x.Recv != nil && x.proto() == proto.Simple {
-						x.Recv.SimpleExpect(x.next()) // a network proxy may land it there
-					}
 					break
 				}
 				if err := x.advance(); err != nil {

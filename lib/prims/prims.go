@@ -92,6 +92,16 @@ func (p *Prims) simple(prim algo.Prim, inOff, outOff, nelem int, post bool) erro
 	}
 	direct := prim.Sends() && p.Send.F.Direct() && p.hasHome(prim)
 	size := algo.SliceSize(nelem, slices, stepBytes*p.SliceSteps/p.Elt)
+	lands := prim.Recvs() && !prim.Reduces() && prim.WritesOutput()
+	if lands && p.Recv.F.Proxied() {
+		// Every slice of the chunk is copied to the output as is: show a
+		// network proxy where, so it reads each off the socket straight
+		// there, however far ahead of this goroutine it runs.
+		for s := 0; s < slices; s++ {
+			off := min(s*size, nelem)
+			p.Recv.SimpleExpectAhead(s*p.SliceSteps, p.span(p.Out, outOff+off, min(size, nelem-off)))
+		}
+	}
 	for s := 0; s < slices; s++ {
 		off := min(s*size, nelem)
 		n := min(size, nelem-off)
@@ -99,7 +109,7 @@ func (p *Prims) simple(prim algo.Prim, inOff, outOff, nelem int, post bool) erro
 		var rbuf, sbuf, in, out []byte
 		var err error
 		if prim.Recvs() {
-			if !prim.Reduces() && prim.WritesOutput() {
+			if lands {
 				// The slice is copied to the output as is: a network
 				// proxy may read it off the socket straight there.
 				rbuf, err = p.Recv.SimpleWaitInto(p.SliceSteps, p.span(p.Out, outOff+off, n))

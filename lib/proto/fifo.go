@@ -74,15 +74,18 @@ type Fifo struct {
 	log *postLog
 
 	// Landing (Simple, Proxied, the receiving host's FIFO): the rank shows
-	// its proxy where the slice it waits for goes in its own memory, and
-	// the proxy reads the network straight into it (one copy fewer per
-	// byte). landRef is that memory: written by the rank before it stores
-	// landStep, read by the proxy only after it loaded landStep equal to
-	// its frame's step + 1 (acquire). landed[slot] says the slice went
-	// there: written by the proxy before it publishes the slice (tail),
-	// read by the rank after it loaded that tail.
-	landRef  []byte
-	landStep atomic.Uint64 // the first step landRef is for, + 1; 0 for none
+	// its proxy where the slices it will wait for go in its own memory, up
+	// to a FIFO's depth ahead, and the proxy reads the network straight
+	// into them (one copy fewer per byte). Indexed by the slice's first
+	// step % Steps. landRef[i] is that memory: written by the rank before
+	// it stores landStep[i], read by the proxy only after it loaded
+	// landStep[i] equal to its frame's step + 1 (acquire); the rank writes
+	// it again only for a later step, after it consumed this one, so never
+	// while the proxy reads it. landed[i] says the slice went there:
+	// written by the proxy before it publishes the slice (tail), read by
+	// the rank after it loaded that tail.
+	landRef  [Steps][]byte
+	landStep [Steps]atomic.Uint64 // the first step landRef[i] is for, + 1; 0 for none
 	landed   [Steps]bool
 }
 
@@ -287,6 +290,9 @@ func (f *Fifo) Lines() []uint64 { return f.lines }
 
 // Buffer exposes the raw Simple buffer to wire-format tests.
 func (f *Fifo) Buffer() []byte { return f.buf }
+
+// Proxied reports whether a network proxy moves this FIFO's posts.
+func (f *Fifo) Proxied() bool { return f.log != nil }
 
 // Direct reports whether a Simple slice may be posted by reference.
 func (f *Fifo) Direct() bool { return f.direct }

@@ -107,13 +107,25 @@ func (e *RecvEnd) SimpleWait(steps, nbytes int) ([]byte, error) {
 // them off the socket straight into dst. It does nothing unless the FIFO
 // is the receiving end of a network connection (Simple, Proxied). dst
 // must stay the caller's until the slice is waited for (SimpleWaitInto).
-func (e *RecvEnd) SimpleExpect(dst []byte) {
+func (e *RecvEnd) SimpleExpect(dst []byte) { e.SimpleExpectAhead(0, dst) }
+
+// SimpleExpectAhead is SimpleExpect for the slice that starts ahead steps
+// after the next one (0 <= ahead < Steps): a rank that knows where its
+// next slices go shows them all, so the proxy, which reads ahead of the
+// rank, lands them too. The first memory shown for a slice is where it
+// lands.
+func (e *RecvEnd) SimpleExpectAhead(ahead int, dst []byte) {
 	f := e.F
-	if f.log == nil || f.Proto != Simple || f.landStep.Load() == e.Step+1 {
+	if f.log == nil || f.Proto != Simple || ahead < 0 || ahead >= Steps {
 		return
 	}
-	f.landRef = dst
-	f.landStep.Store(e.Step + 1)
+	step := e.Step + uint64(ahead)
+	i := step % Steps
+	if f.landStep[i].Load() == step+1 {
+		return
+	}
+	f.landRef[i] = dst
+	f.landStep[i].Store(step + 1)
 }
 
 // SimpleWaitInto is SimpleWait for a slice whose bytes go to dst: it
@@ -126,9 +138,15 @@ func (e *RecvEnd) SimpleWaitInto(steps int, dst []byte) ([]byte, error) {
 		return nil, err
 	}
 	f := e.F
-	if f.log != nil && f.landed[e.Step%Steps] {
-		f.landRef = nil // the proxy is done with it: let the memory go
-		return dst, nil
+	if f.log != nil {
+		i := e.Step % Steps
+		ref := f.landRef[i]
+		f.landRef[i] = nil // the proxy is done with it: let the memory go
+		if f.landed[i] {
+			// Where the slice was expected first: dst itself, unless an
+			// earlier SimpleExpectAhead named other memory for it.
+			return ref, nil
+		}
 	}
 	return b, nil
 }
@@ -138,11 +156,23 @@ func (e *RecvEnd) SimpleWaitInto(steps int, dst []byte) ([]byte, error) {
 // exactly this slice (SimpleExpect), else slot. landed says which; pass it
 // to SimplePostLanded.
 func (e *SendEnd) SimpleLanding(slot []byte, nbytes int) (dst []byte, landed bool) {
-	f := e.F
-	if f.landStep.Load() == e.Step+1 && len(f.landRef) == nbytes {
-		return f.landRef, true
+	if e.SimpleExpected(0, nbytes) {
+		return e.F.landRef[e.Step%Steps], true
 	}
 	return slot[:nbytes], false
+}
+
+// SimpleExpected reports whether the rank has shown where the slice that
+// starts ahead steps after e.Step goes, nbytes long (0 <= ahead < Steps):
+// SimpleLanding will land it there.
+func (e *SendEnd) SimpleExpected(ahead, nbytes int) bool {
+	f := e.F
+	if ahead < 0 || ahead >= Steps {
+		return false
+	}
+	step := e.Step + uint64(ahead)
+	i := step % Steps
+	return f.landStep[i].Load() == step+1 && len(f.landRef[i]) == nbytes
 }
 
 // SimplePostLanded is SimplePost for a slice read where SimpleLanding said.

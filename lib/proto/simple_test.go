@@ -206,3 +206,58 @@ func TestSimpleLanding(t *testing.T) {
 		t.Fatal("an in-process FIFO landed a slice")
 	}
 }
+
+// TestSimpleExpectAhead: a rank that shows where its next slices go, a
+// FIFO's depth ahead, gets every one of them landed even though the proxy
+// reads them all before the rank waits for the first; the first memory
+// shown for a slice is where it lands, and what SimpleWaitInto hands back.
+func TestSimpleExpectAhead(t *testing.T) {
+	f, err := proto.NewFifo(proto.Simple, proto.Steps*4096, proto.FifoOptions{Proxied: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	px, rank := proto.NewEnds(f, "ahead")
+	const n = 3*proto.Steps + 1 // wraps the ring of expectations three times
+	buf := make([]byte, n*100)
+	chunk := func(i int) []byte { return buf[i*100 : (i+1)*100] }
+	landed := 0
+	for first := 0; first < n; first += proto.Steps {
+		last := min(first+proto.Steps, n)
+		for i := first; i < last; i++ {
+			rank.SimpleExpectAhead(i-first, chunk(i))
+		}
+		// Shown again with other memory: the first showing stands.
+		rank.SimpleExpectAhead(0, make([]byte, 100))
+		for i := first; i < last; i++ { // the proxy reads every frame first
+			slot, err := px.SimpleAcquire(1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dst, ok := px.SimpleLanding(slot, 100)
+			for j := range dst {
+				dst[j] = byte(i)
+			}
+			if ok {
+				landed++
+			}
+			px.SimplePostLanded(1, 100, ok)
+		}
+		for i := first; i < last; i++ {
+			got, err := rank.SimpleWaitInto(1, chunk(i))
+			if err != nil || &got[0] != &chunk(i)[0] || !bytes.Equal(chunk(i), bytes.Repeat([]byte{byte(i)}, 100)) {
+				t.Fatalf("slice %d: err %v, not handed back in place or bytes wrong", i, err)
+			}
+			rank.SimpleRelease(1)
+		}
+	}
+	if landed != n {
+		t.Fatalf("%d of %d slices landed", landed, n)
+	}
+	// Out of range: ignored.
+	rank.SimpleExpectAhead(proto.Steps, make([]byte, 100))
+	rank.SimpleExpectAhead(-1, make([]byte, 100))
+	slot, _ := px.SimpleAcquire(1)
+	if _, ok := px.SimpleLanding(slot, 100); ok {
+		t.Fatal("a slice shown out of range landed")
+	}
+}
