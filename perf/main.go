@@ -11,6 +11,8 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
+	"runtime/trace"
 	"sort"
 	"strconv"
 	"strings"
@@ -47,6 +49,23 @@ const NCCLTestsVersion = "2.19.6"
 // printing to stdout and stderr, and returns the process exit code.
 func Main(t *Test, args []string, stdout, stderr io.Writer) int {
 	return run(t, nil, args, stdout, stderr)
+}
+
+// startProfile profiles (or traces) this process into path; a process of
+// a job of several writes path.<process> (each process profiles itself).
+func startProfile(path string, j *job, start func(io.Writer) error, stop func()) (func(), error) {
+	if j != nil && j.procs > 1 {
+		path += "." + strconv.Itoa(j.proc)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := start(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { stop(); f.Close() }, nil
 }
 
 // run is Main with an explicit backend (tests inject their own); nil
@@ -100,6 +119,21 @@ func run(t *Test, be Backend, args []string, stdout, stderr io.Writer) int {
 		// report only their errors.
 		e.out = io.Discard
 		o.JSONFile, o.Out, o.CSV, o.Plot = "", "", "", ""
+	}
+	for _, p := range []struct {
+		flag, path string
+		start      func(io.Writer) error
+		stop       func()
+	}{{"cpuprofile", o.CPUProfile, pprof.StartCPUProfile, pprof.StopCPUProfile}, {"trace", o.Trace, trace.Start, trace.Stop}} {
+		if p.path == "" {
+			continue
+		}
+		stop, err := startProfile(p.path, j, p.start, p.stop)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: --%s: %v\n", e.who(), p.flag, err)
+			return exitInvalidUsage
+		}
+		defer stop()
 	}
 	code, err := e.run()
 	if err != nil {

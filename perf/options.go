@@ -58,6 +58,8 @@ type Options struct {
 	NP                              int    // --np: processes the built-in launcher starts
 	Hosts                           int    // --hosts: the --np processes as this many hosts (loopback)
 	Netns                           bool   // --netns: each host its own network namespace
+	CPUProfile                      string // --cpuprofile: a pprof CPU profile of each process
+	Trace                           string // --trace: a Go execution trace of each process
 	Average                         int    // -a
 	PerIter                         int    // -I
 	Bitwise                         int    // -K
@@ -179,6 +181,8 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	fs.IntVar(&o.NP, "np", 0, "start this many processes on this host (built-in launcher), each with -t x -g ranks; process 0 prints the table")
 	fs.IntVar(&o.Hosts, "hosts", 0, "with --np: run the processes as this many hosts (consecutive processes share one; each host its own GCCL_HOSTID, joined by the network transport on loopback unless GCCL_SOCKET_IFNAME is set; default 0: the processes are one host)")
 	fs.BoolVar(&o.Netns, "netns", false, "with --hosts: run each host in a network namespace of its own (its own TCP/IP stack, a veth link to a bridge), built for the run and removed after it; needs root and iproute2")
+	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile (go tool pprof) of the run to this file; with --np each process writes FILE.<process>")
+	fs.StringVar(&o.Trace, "trace", "", "write a Go execution trace (go tool trace) of the run to this file; with --np each process writes FILE.<process>")
 	fs.BoolVar(&o.ShowVersion, "version", false, "print the version (gccl, nccl-tests compatibility, Go, build revision) and exit")
 	fs.StringVar(&o.Plot, "plot", "", "write the busBW curves of this run (out-of-place, one per configuration) to this image: .png, .svg or .pdf (never overwrites: --force)")
 	if err := fs.Parse(args); err != nil {

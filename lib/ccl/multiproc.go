@@ -543,7 +543,7 @@ func (j *job) listen(w *world) error {
 		l.Close()
 		return fmt.Errorf("ccl: InitRanks: exchanging network addresses: %w", err)
 	}
-	spin, err := netSpin(len(j.procs[j.self].Ranks), j.maxCh, runtime.GOMAXPROCS(0), strings.TrimSpace(os.Getenv(EnvNetSpin)))
+	spin, err := netSpin(strings.TrimSpace(os.Getenv(EnvNetSpin)))
 	if err != nil {
 		l.Close()
 		return fmt.Errorf("ccl: InitRanks: %w", err)
