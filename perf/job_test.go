@@ -395,3 +395,38 @@ func TestHostsEnv(t *testing.T) {
 		t.Errorf("GCCL_SOCKET_IFNAME set by the user was overridden: %v", env)
 	}
 }
+
+// --cpuprofile and --trace write what go tool pprof and go tool trace read;
+// with --np each process writes its own, FILE.<process>; a file that
+// cannot be made is an error naming the flag.
+func TestProfileFlags(t *testing.T) {
+	dir := t.TempDir()
+	var stdout, errb bytes.Buffer
+	prof, tr := filepath.Join(dir, "cpu.prof"), filepath.Join(dir, "run.trace")
+	args := []string{"-b", "8", "-e", "64K", "-f", "8", "-n", "5", "-w", "1", "--cpuprofile", prof, "--trace", tr}
+	if code := Main(AllReduce, args, &stdout, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, f := range []string{prof, tr} {
+		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v (want a non-empty file)", f, err)
+		}
+	}
+	if b, _ := os.ReadFile(tr); !bytes.HasPrefix(b, []byte("go 1.")) {
+		t.Errorf("%s does not start as a Go execution trace", tr)
+	}
+	asChildren(t, t.TempDir())
+	np := filepath.Join(dir, "np.prof")
+	if code := Main(AllReduce, []string{"--np", "2", "-b", "8", "-e", "8", "-n", "5", "-w", "1", "--cpuprofile", np}, &stdout, &errb); code != 0 {
+		t.Fatalf("--np 2: exit %d: %s", code, errb.String())
+	}
+	for _, f := range []string{np + ".0", np + ".1"} {
+		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
+			t.Errorf("--np 2: %s: %v (want a profile per process)", f, err)
+		}
+	}
+	errb.Reset()
+	if code := Main(AllReduce, []string{"-b", "8", "-e", "8", "--trace", filepath.Join(dir, "no", "such", "dir")}, &stdout, &errb); code == 0 || !strings.Contains(errb.String(), "--trace") {
+		t.Errorf("a trace file that cannot be made: exit %d, %q", code, errb.String())
+	}
+}

@@ -112,6 +112,17 @@ func RunP2P(w *proto.Waiter, queues ...[]*Xfer) error {
 			}
 		}
 	}
+	// Waits on FIFOs a network proxy serves yield for 0, as the
+	// collectives' waits on them do: a goroutine yielding in a loop keeps
+	// the proxies' network poller from running.
+	yieldFor := w.YieldFor
+	for _, q := range queues {
+		for _, x := range q {
+			if (x.Send != nil && x.Send.F.Proxied()) || (x.Recv != nil && x.Recv.F.Proxied()) {
+				yieldFor = 0
+			}
+		}
+	}
 	current := func(i int) *Xfer {
 		for heads[i] < len(queues[i]) && queues[i][heads[i]].finished() {
 			heads[i]++
@@ -161,7 +172,7 @@ func RunP2P(w *proto.Waiter, queues ...[]*Xfer) error {
 					}
 				}
 			}
-			if err := w.WaitKick(anyReady, kick, func() string { return describe(queues, current) }); err != nil {
+			if err := w.WaitKickYield(anyReady, kick, func() string { return describe(queues, current) }, yieldFor); err != nil {
 				return err
 			}
 		}

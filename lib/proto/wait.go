@@ -266,6 +266,13 @@ func (w *Waiter) WaitKick(ready func() bool, kick func(), what func() string) er
 	return w.waitKick(ready, kick, what, w.YieldFor)
 }
 
+// WaitKickYield is WaitKick with the yield phase bounded by yieldFor
+// instead of w.YieldFor: a wait on FIFOs a network proxy of this process
+// serves yields for 0 (see Fifo.yieldFor).
+func (w *Waiter) WaitKickYield(ready func() bool, kick func(), what func() string, yieldFor time.Duration) error {
+	return w.waitKick(ready, kick, what, yieldFor)
+}
+
 // waitKick is WaitKick with the yield phase bounded by yieldFor.
 func (w *Waiter) waitKick(ready func() bool, kick func(), what func() string, yieldFor time.Duration) error {
 	for i := 0; i < spinIters; i++ {
