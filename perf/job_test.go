@@ -271,21 +271,7 @@ func waitFor(cmd *exec.Cmd, d time.Duration) error {
 func TestNPHosts(t *testing.T) {
 	dir := t.TempDir()
 	asChildren(t, dir)
-	out := filepath.Join(t.TempDir(), "hosts.jsonl")
-	var stdout, errb bytes.Buffer
-	args := []string{"--np", "4", "--hosts", "2", "-b", "8", "-e", "64K", "-f", "32", "-n", "2", "-w", "1", "--out", out}
-	if code := Main(AllReduce, args, &stdout, &errb); code != 0 {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), errb.String())
-	}
-	recs, err := results.ReadFile(out)
-	if err != nil || len(recs) == 0 {
-		t.Fatalf("records: %v (%d)", err, len(recs))
-	}
-	for _, r := range recs {
-		if r.NHosts != 2 || r.NProcs != 4 || r.Wrong != 0 {
-			t.Errorf("record of %d B: %d hosts, %d processes, %d wrong; want 2, 4, 0", r.Size, r.NHosts, r.NProcs, r.Wrong)
-		}
-	}
+	runHosts(t, 4, 2, "-b", "8", "-e", "64K", "-f", "32")
 	noSegmentsLeft(t, dir)
 	for _, bad := range [][]string{{"--hosts", "2"}, {"--np", "4", "--hosts", "3"}, {"--np", "2", "--hosts", "4"}, {"--np", "2", "--hosts", "-1"}} {
 		var o, e bytes.Buffer
@@ -318,21 +304,7 @@ func TestNPHostsNetns(t *testing.T) {
 	}()
 	dir := t.TempDir()
 	asChildren(t, dir)
-	out := filepath.Join(t.TempDir(), "netns.jsonl")
-	var stdout, errb bytes.Buffer
-	args := []string{"--np", "3", "--hosts", "3", "--netns", "-b", "8", "-e", "1M", "-f", "64", "-n", "2", "-w", "1", "--out", out}
-	if code := Main(AllReduce, args, &stdout, &errb); code != 0 {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), errb.String())
-	}
-	recs, err := results.ReadFile(out)
-	if err != nil || len(recs) == 0 {
-		t.Fatalf("records: %v (%d)", err, len(recs))
-	}
-	for _, r := range recs {
-		if r.NHosts != 3 || r.NProcs != 3 || r.Wrong != 0 {
-			t.Errorf("record of %d B: %d hosts, %d processes, %d wrong; want 3, 3, 0", r.Size, r.NHosts, r.NProcs, r.Wrong)
-		}
-	}
+	runHosts(t, 3, 3, "--netns", "-b", "8", "-e", "1M", "-f", "64")
 	after := namespaces(t)
 	for ns := range after {
 		if !before[ns] && strings.HasPrefix(ns, "gc") {
@@ -374,6 +346,27 @@ func TestWithoutFlags(t *testing.T) {
 		got := strings.Join(withoutFlags(strings.Fields(c.in), "np", "hosts", "netns"), " ")
 		if got != c.want {
 			t.Errorf("withoutFlags(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// runHosts runs an allreduce of np processes as hosts hosts (perf --np
+// --hosts, then extra flags) and checks every record says so and checked.
+func runHosts(t *testing.T, np, hosts int, extra ...string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "hosts.jsonl")
+	var stdout, errb bytes.Buffer
+	args := append([]string{"--np", strconv.Itoa(np), "--hosts", strconv.Itoa(hosts), "-n", "2", "-w", "1", "--out", out}, extra...)
+	if code := Main(AllReduce, args, &stdout, &errb); code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), errb.String())
+	}
+	recs, err := results.ReadFile(out)
+	if err != nil || len(recs) == 0 {
+		t.Fatalf("records: %v (%d)", err, len(recs))
+	}
+	for _, r := range recs {
+		if r.NHosts != hosts || r.NProcs != np || r.Wrong != 0 {
+			t.Errorf("record of %d B: %d hosts, %d processes, %d wrong; want %d, %d, 0", r.Size, r.NHosts, r.NProcs, r.Wrong, hosts, np)
 		}
 	}
 }
