@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -29,12 +30,12 @@ func TestInterruptChild(t *testing.T) {
 
 // startChild runs TestInterruptChild in a new process and waits until it
 // has written a record.
-func startChild(t *testing.T, dir string) (*exec.Cmd, *bytes.Buffer) {
+func startChild(t *testing.T, dir string) (*exec.Cmd, *lockedBuffer) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestInterruptChild$", "-test.v")
 	cmd.Env = append(os.Environ(), "GCCL_TEST_INTERRUPT_DIR="+dir, "GCCL_MIN_BW=", "NCCL_TESTS_MIN_BW=")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	stderr := new(lockedBuffer)
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func startChild(t *testing.T, dir string) (*exec.Cmd, *bytes.Buffer) {
 			// between the two signals), not at that boundary, or a second
 			// signal can come after the run already stopped.
 			time.Sleep(10 * time.Millisecond)
-			return cmd, &stderr
+			return cmd, stderr
 		}
 		if err := cmd.Process.Signal(syscall.Signal(0)); err != nil || time.Now().After(deadline) {
 			cmd.Process.Kill()
@@ -56,6 +57,25 @@ func startChild(t *testing.T, dir string) (*exec.Cmd, *bytes.Buffer) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// lockedBuffer is a bytes.Buffer the child's output goroutine writes while
+// the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // waitExit waits for the child and returns its exit code.
@@ -105,7 +125,13 @@ func TestInterrupt(t *testing.T) {
 		cmd, stderr := startChild(t, dir)
 		cmd.Process.Signal(syscall.SIGINT)
 		if twice {
-			time.Sleep(5 * time.Millisecond)
+			// The second signal only once the first was taken: two
+			// SIGINTs sent before the child runs again merge into one
+			// pending signal (a loaded CI machine did that at 5 ms apart).
+			deadline := time.Now().Add(30 * time.Second)
+			for !strings.Contains(stderr.String(), "stopping after the current size") && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
 			cmd.Process.Signal(syscall.SIGINT)
 		}
 		code := waitExit(t, cmd)
