@@ -23,11 +23,12 @@ func launchProcesses(t *Test, o *Options, args []string, stdout, stderr io.Write
 		return exitInternal
 	}
 	lo := launch.Options{
-		NP: o.NP, Path: exe, Args: append(prefix, withoutFlags(args, "np", "hosts", "netns")...), Env: os.Environ(),
-		ProcEnv: hostsEnv(o.NP, o.Hosts, os.LookupEnv),
-		Stdout:  stdout, Stderr: stderr,
+		NP: o.NP, Path: exe, Args: append(prefix, withoutLaunchFlags(args)...), Env: os.Environ(),
+		Stdout: stdout, Stderr: stderr,
 	}
-	if o.Netns {
+	if !o.Netns {
+		lo.ProcEnv = hostsEnv(o.NP, o.Hosts, os.LookupEnv)
+	} else {
 		hs, err := netns.Build(o.Hosts)
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: --netns: %v\n", prog, err)
@@ -58,10 +59,10 @@ var ChildCommand = func(t *Test) (path string, prefix []string, err error) {
 // value: its processes do not see them.
 var launchFlags = map[string]bool{"np": true, "hosts": true, "netns": false}
 
-// withoutFlags returns args without the long flags named (--name V,
+// withoutLaunchFlags returns args without launchFlags (--name V,
 // --name=V, or --name alone for a boolean), up to a "--": the command line
 // a launcher hands its processes.
-func withoutFlags(args []string, names ...string) []string {
+func withoutLaunchFlags(args []string) []string {
 	var out []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -69,10 +70,10 @@ func withoutFlags(args []string, names ...string) []string {
 			return append(out, args[i:]...)
 		}
 		drop := false
-		for _, name := range names {
+		for name, hasValue := range launchFlags {
 			if a == "--"+name {
 				drop = true
-				if launchFlags[name] {
+				if hasValue {
 					i++ // and its value
 				}
 			}

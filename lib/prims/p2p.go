@@ -20,12 +20,15 @@ type Xfer struct {
 	shown             int // chunks shown to a network proxy (expectAhead)
 }
 
-func (x *Xfer) proto() proto.Protocol {
+// fifo is the FIFO the transfer moves through.
+func (x *Xfer) fifo() *proto.Fifo {
 	if x.Send != nil {
-		return x.Send.F.Proto
+		return x.Send.F
 	}
-	return x.Recv.F.Proto
+	return x.Recv.F
 }
+
+func (x *Xfer) proto() proto.Protocol { return x.fifo().Proto }
 
 func (x *Xfer) init() {
 	x.steps = max(1, (len(x.Buf)+x.Chunk-1)/x.Chunk)
@@ -112,15 +115,12 @@ func RunP2P(w *proto.Waiter, queues ...[]*Xfer) error {
 			}
 		}
 	}
-	// Waits on FIFOs a network proxy serves yield for 0, as the
-	// collectives' waits on them do: a goroutine yielding in a loop keeps
-	// the proxies' network poller from running.
+	// The wait yields no longer than any of its FIFOs would on its own
+	// (0 where a network proxy serves one).
 	yieldFor := w.YieldFor
 	for _, q := range queues {
 		for _, x := range q {
-			if (x.Send != nil && x.Send.F.Proxied()) || (x.Recv != nil && x.Recv.F.Proxied()) {
-				yieldFor = 0
-			}
+			yieldFor = min(yieldFor, x.fifo().YieldFor(w))
 		}
 	}
 	current := func(i int) *Xfer {

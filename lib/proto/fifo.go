@@ -118,14 +118,16 @@ type postLog struct {
 // with the proxies' cut, 52-86 with these too; a plain TCP ping-pong
 // beside it 20-23 us).
 func (f *Fifo) waitRecv(ready func() bool, what func() string) error {
-	return f.RecvWaiter.waitKick(ready, f.SendKick, what, f.yieldFor(f.RecvWaiter))
+	return f.RecvWaiter.waitKick(ready, f.SendKick, what, f.YieldFor(f.RecvWaiter))
 }
 
 func (f *Fifo) waitSend(ready func() bool, what func() string) error {
-	return f.SendWaiter.waitKick(ready, f.RecvKick, what, f.yieldFor(f.SendWaiter))
+	return f.SendWaiter.waitKick(ready, f.RecvKick, what, f.YieldFor(f.SendWaiter))
 }
 
-func (f *Fifo) yieldFor(w *Waiter) time.Duration {
+// YieldFor is how long a wait of w on this FIFO yields before it parks:
+// w's own YieldFor, or 0 on a FIFO a network proxy serves (see waitRecv).
+func (f *Fifo) YieldFor(w *Waiter) time.Duration {
 	if f.log != nil {
 		return 0
 	}

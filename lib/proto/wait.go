@@ -267,8 +267,8 @@ func (w *Waiter) WaitKick(ready func() bool, kick func(), what func() string) er
 }
 
 // WaitKickYield is WaitKick with the yield phase bounded by yieldFor
-// instead of w.YieldFor: a wait on FIFOs a network proxy of this process
-// serves yields for 0 (see Fifo.yieldFor).
+// instead of w.YieldFor: for a wait on several FIFOs, the least of their
+// Fifo.YieldFor.
 func (w *Waiter) WaitKickYield(ready func() bool, kick func(), what func() string, yieldFor time.Duration) error {
 	return w.waitKick(ready, kick, what, yieldFor)
 }

@@ -362,6 +362,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	} else if err := os.Remove(*out); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return bad("%v", err)
 	}
+	launch := launchArgs(*np, *hosts, *netns, *backend)
 	var todo []sweepRun
 	total, skipped := 0, 0
 	for rep := 0; rep < *repeat; rep++ {
@@ -413,7 +414,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 		default:
 		}
 		tmp := part
-		args := run.args(*iters, *warmup, *factor, *precision, *maxTime, *interleave, tmp, *np, launchArgs(*np, *hosts, *netns, *backend))
+		args := run.args(*iters, *warmup, *factor, *precision, *maxTime, *interleave, tmp, *np, launch)
 		var errBuf strings.Builder
 		runtime.GC() // the last run's buffers must not be collected during this one
 		code := perf.Main(run.blocks[0].test, args, io.Discard, &errBuf)
@@ -605,8 +606,8 @@ func intList(flag, s string, least int) ([]int, error) {
 }
 
 // withoutOneShot drops the one-shot configurations a run cannot have (NCCL
-// has no such algorithm; processes on several hosts share no board): silently for --algo all, with an error when it was asked for
-// by name.
+// has no such algorithm; processes on several hosts share no board):
+// silently for --algo all, with an error when it was asked for by name.
 func withoutOneShot(plan []block, algos string, hosts int, backend string) ([]block, error) {
 	var keep []block
 	for _, b := range plan {
