@@ -259,7 +259,12 @@ func TestNetSockets(t *testing.T) {
 			if abort.Aborted() {
 				t.Fatalf("aborted: %v", abort.Err())
 			}
-			// Every slice of at least socks x MinSockPart went in parts.
+			// Every slice of at least socks x MinSockPart went in parts. The
+			// receiver counts a part before it posts the step, but a sending
+			// helper counts its part after its write returns, which may be
+			// after the receiver has read it: close the sending end (it waits
+			// for its proxy, which waits for its helpers) before reading.
+			sc.Close()
 			want := 0
 			for _, o := range ops {
 				if lo, hi := sockPart(o.n, c.socks, 1); lo != hi {
