@@ -110,6 +110,13 @@ func Join(addr string, token [tokenBytes]byte, nranks int, ranks []int, info Pro
 		reason, _ := decodeStr(p)
 		conn.Close()
 		return nil, fmt.Errorf("bootstrap: the root at %s refused to join: %s", addr, reason)
+	case frameLost:
+		// The job failed before this process's table went out: every rank
+		// joined, another process got its table first and aborted (the
+		// root sends the tables and the loss from different goroutines).
+		reason, _ := decodeStr(p)
+		conn.Close()
+		return nil, fmt.Errorf("%w: %s", ErrLost, reason)
 	case frameTable:
 	default:
 		conn.Close()

@@ -536,6 +536,33 @@ func TestHeartbeatLosesASilentRoot(t *testing.T) {
 	}
 }
 
+// A job that fails before a process got its table (another process got
+// its own first and aborted) fails that process's Join with the reason,
+// not a complaint about the message's type (seen in CI: GCCL_NSOCKS
+// disagreed, and a process learnt it as "a message of type 7").
+func TestJoinLearnsOfAnEarlyFailure(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() { // a root whose job failed before this process's table
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		if _, _, err := readFrame(c); err != nil {
+			return
+		}
+		writeFrame(c, frameLost, encodeStr("the process of rank 1 aborted: GCCL_NSOCKS differs"))
+	}()
+	_, err = Join(ln.Addr().String(), testToken, 2, []int{0}, ProcInfo{Host: "me", Pid: 1}, JoinOptions{Timeout: 5 * time.Second})
+	if !errors.Is(err, ErrLost) || !strings.Contains(fmt.Sprint(err), "GCCL_NSOCKS differs") {
+		t.Fatalf("Join: %v; want ErrLost with the root's reason", err)
+	}
+}
+
 // Processes that answer their pings stay in the job however long it is
 // idle: many heartbeats pass without a collective.
 func TestHeartbeatKeepsAnIdleJob(t *testing.T) {
