@@ -2,6 +2,7 @@ package proto
 
 import (
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -52,6 +53,13 @@ type Fifo struct {
 	// (called by a sender about to wait for credits). Optional; set once at
 	// connection time.
 	SendKick, RecvKick func()
+
+	// Flush, on a Proxied FIFO's sending side, lets the poster send what
+	// it posted itself, in place of the proxy (a network transport's inline
+	// send): called after each post, it reports whether nothing is left
+	// for the proxy, which is then not woken. Optional; set once at
+	// connection time.
+	Flush func() bool
 
 	// Overrun is a test hook: when non-nil it is called if the sender is
 	// ever about to write a slot the receiver has not released.
@@ -132,6 +140,20 @@ func (f *Fifo) YieldFor(w *Waiter) time.Duration {
 		return 0
 	}
 	return w.YieldFor
+}
+
+// wakeReceiver hands a post on: to the network (Flush), or to the
+// receiving goroutine. A network proxy it readied runs at once: the poster
+// yields its processor, where the proxy was queued next, instead of going
+// on to spin for its own receive while the proxy waits behind it for a
+// processor (on 2 cores, 2 processes: 8 B sendrecv 112-175 -> 88-105 us).
+func (f *Fifo) wakeReceiver() {
+	if f.Flush != nil && f.Flush() {
+		return
+	}
+	if f.RecvWaiter.wake1() && f.log != nil {
+		runtime.Gosched()
+	}
 }
 
 // logPost records a published slice (Proxied FIFOs only).

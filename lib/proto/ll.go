@@ -49,7 +49,7 @@ func (e *SendEnd) LLSend(data []byte) error {
 		f.logPost(e.Step, 1, len(data)) // after the lines: the log's store releases them
 	}
 	e.Step++
-	f.RecvWaiter.Wake()
+	f.wakeReceiver()
 	return nil
 }
 

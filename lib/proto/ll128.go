@@ -54,7 +54,7 @@ func (e *SendEnd) LL128Send(data []byte) error {
 		f.logPost(e.Step, 1, len(data)) // after the lines: the log's store releases them
 	}
 	e.Step++
-	f.RecvWaiter.Wake()
+	f.wakeReceiver()
 	return nil
 }
 

@@ -32,7 +32,7 @@ func (e *SendEnd) SimplePost(steps, nbytes int) {
 	}
 	e.Step += uint64(steps)
 	f.ctl.tail.Store(e.Step)
-	f.RecvWaiter.Wake()
+	f.wakeReceiver()
 }
 
 // SimplePostRef publishes, for an acquired slice of steps steps, data (the
@@ -52,7 +52,7 @@ func (e *SendEnd) SimplePostRef(steps int, data []byte) {
 	}
 	e.Step += uint64(steps)
 	f.ctl.tail.Store(e.Step)
-	f.RecvWaiter.Wake()
+	f.wakeReceiver()
 }
 
 // Drain waits until the receiver has released every slice this end posted

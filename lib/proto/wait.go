@@ -232,20 +232,26 @@ func NewWaiter(abort *Abort, timeout time.Duration) *Waiter {
 
 // Wake is called by a poster after it published a word the waiter may be
 // waiting for.
-func (w *Waiter) Wake() {
+func (w *Waiter) Wake() { w.wake1() }
+
+// wake1 is Wake; it reports whether it readied a parked goroutine of
+// this process.
+func (w *Waiter) wake1() bool {
 	if w == nil {
-		return
+		return false
 	}
 	if w.bell != nil {
 		w.bell.ring()
-		return
+		return false
 	}
 	if w.sleeping.Load() != 0 {
 		select {
 		case w.wake <- struct{}{}:
+			return true
 		default:
 		}
 	}
+	return false
 }
 
 // Wait returns nil once ready() is true, ErrAborted (wrapped) if the abort

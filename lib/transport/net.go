@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -146,6 +147,13 @@ func (t Net) Connect(req Request) (*Conn, error) {
 		px.conn = px.conns[0]
 		px.peer = fmt.Sprintf("rank %d (host %q, %s)", req.To.Rank, req.To.Host, addr)
 		f.RecvWaiter = px.waiter // a post wakes the proxy
+		px.tx.r = proto.RecvEnd{F: f, Step: px.step, Desc: px.desc + " (proxy)"}
+		if sc, ok := px.conn.(syscall.Conn); ok {
+			if raw, err := sc.SyscallConn(); err == nil {
+				px.raw = raw
+				f.Flush = px.flush
+			}
+		}
 		return &Conn{SendSide: f, Start: px.startSend, Close: px.close, proxy: px}, nil
 	}
 	// The sender dials when its rank first needs the connection; waiting
@@ -207,7 +215,18 @@ type proxy struct {
 	stop       *proto.Abort // Close, or the job's abort, stops the proxy
 	abort      *proto.Abort // the job's
 	buf        []byte       // a frame's header, and an LL/LL128 payload; reused
-	iov        [2][]byte    // a Simple frame's header and slice, for one writev
+	// Sending: whoever holds sendTok sends the posts, the proxy or a rank
+	// flushing its own small ones (inline); tx is theirs while they hold
+	// it (CompareAndSwap acquires, Store releases). sent counts the posts
+	// sent whole: written by the holder, read by the proxy's wait.
+	sendTok atomic.Bool
+	sent    atomic.Uint64
+	tx      sendState
+	raw     syscall.RawConn // socket 0, for writes that never block (nil: no inline sends)
+	// inlined and handedOver count the posts a rank sent whole and those
+	// whose frame the socket did not take whole, left to the proxy:
+	// written by the token's holder, read by tests.
+	inlined, handedOver atomic.Uint64
 	peer, desc string
 	closed     atomic.Bool // set by close (any goroutine), read by the proxy
 	closing    atomic.Bool // set by close first: a sending proxy ends once every post is sent
@@ -343,65 +362,176 @@ func (px *proxy) close() {
 // what its rank posted.
 const closeFlush = 5 * time.Second
 
-// runSend reads each post of the local FIFO and writes it as a frame.
+// runSend sends each post of the local FIFO as a frame, unless its rank
+// sent it inline (flush).
 func (px *proxy) runSend() error {
 	px.startHelpers(true)
 	f := px.f
-	r := &proto.RecvEnd{F: f, Step: px.step, Desc: px.desc + " (proxy)"}
-	for i := uint64(0); ; i++ {
-		ready := func() bool { return f.Posted() > i || px.closing.Load() }
+	ready := func() bool { return px.closing.Load() || (f.Posted() > px.sent.Load() && !px.sendTok.Load()) }
+	for {
 		if !ready() {
 			if err := px.waiter.Wait(ready, func() string { return "the next post" }); err != nil {
 				return err
 			}
 		}
-		if f.Posted() <= i {
-			return nil // closing, and everything posted is sent
-		}
-		p := f.PostAt(i)
-		r.Step = p.Step
-		binary.LittleEndian.PutUint64(px.buf[0:], p.Step)
-		binary.LittleEndian.PutUint32(px.buf[8:], uint32(p.Steps))
-		binary.LittleEndian.PutUint32(px.buf[12:], uint32(p.NBytes))
-		if f.Proto == proto.Simple {
-			// Header and socket 0's part in one writev, the slice straight
-			// from the FIFO's slot or the rank's own buffer, the other
-			// parts on their sockets meanwhile; released once all written.
-			b, err := r.SimpleWait(p.Steps, p.NBytes)
-			if err != nil {
-				return err
-			}
-			split := px.startSlice(b)
-			_, hi := sockPart(len(b), len(px.conns), 0)
-			px.iov = [2][]byte{px.buf[:frameHeader], b[:hi]}
-			bufs := net.Buffers(px.iov[:])
-			_, err = bufs.WriteTo(px.conn)
-			if split {
-				if ferr := px.finishSlice(true, b); err == nil {
-					err = ferr
-				}
-			}
-			if err != nil {
-				return err
-			}
-			px.iov = [2][]byte{} // the rank's memory is the rank's again
-			r.SimpleRelease(p.Steps)
+		if !px.sendTok.CompareAndSwap(false, true) {
+			runtime.Gosched() // the rank is flushing: a few microseconds
 			continue
 		}
-		payload := px.buf[frameHeader : frameHeader+p.NBytes]
-		var err error
-		if f.Proto == proto.LL {
-			err = r.LLRecv(payload)
-		} else {
-			err = r.LL128Recv(payload)
+		i := px.sent.Load()
+		if i >= f.Posted() {
+			px.sendTok.Store(false)
+			if px.closing.Load() {
+				return nil // everything posted is sent
+			}
+			continue
 		}
+		err := px.sendPost(i)
+		px.sendTok.Store(false)
 		if err != nil {
 			return err
 		}
-		if _, err := px.conn.Write(px.buf[:frameHeader+p.NBytes]); err != nil {
+	}
+}
+
+// sendState is the frame being sent; the sendTok holder's.
+type sendState struct {
+	r       proto.RecvEnd // the proxy's read side of the FIFO
+	built   uint64        // 1 + the post whose frame iov holds; 0 for none
+	inline  bool          // built by a rank: one buffer, no split, nothing to release
+	iov     [2][]byte     // header (+ LL payload), and a Simple slice
+	off     int           // bytes of the frame written so far
+	split   bool          // the helpers move parts of slice on other sockets
+	slice   []byte        // the whole Simple slice (split: socket 0's part is in iov)
+	release int           // steps to release once written (a Simple slot)
+	inl     []byte        // an inline Simple frame: header and payload copied
+}
+
+// inlineMax is the largest post a rank sends itself (flush): below it the
+// wake-up and scheduling of the proxy cost more than the write, and the
+// write is a short copy into the socket.
+const inlineMax = 8 << 10
+
+// buildFrame puts post i's frame in tx: the header, and the payload's
+// place (a Simple slot, the rank's memory, or for LL/LL128 the payload
+// unpacked from the lines into buf, which returns their credit). A frame
+// built inline is one buffer, its Simple slot copied and released at once.
+func (px *proxy) buildFrame(i uint64, inline bool) error {
+	f, tx := px.f, &px.tx
+	p := f.PostAt(i)
+	tx.r.Step = p.Step
+	binary.LittleEndian.PutUint64(px.buf[0:], p.Step)
+	binary.LittleEndian.PutUint32(px.buf[8:], uint32(p.Steps))
+	binary.LittleEndian.PutUint32(px.buf[12:], uint32(p.NBytes))
+	tx.built, tx.inline, tx.off, tx.split, tx.release = i+1, inline, 0, false, 0
+	if f.Proto == proto.Simple {
+		b, err := tx.r.SimpleWait(p.Steps, p.NBytes) // posted: at once
+		if err != nil {
+			tx.built = 0
+			return err
+		}
+		if inline {
+			if tx.inl == nil {
+				tx.inl = make([]byte, frameHeader+inlineMax)
+			}
+			copy(tx.inl, px.buf[:frameHeader])
+			n := copy(tx.inl[frameHeader:], b)
+			tx.r.SimpleRelease(p.Steps)
+			tx.iov = [2][]byte{tx.inl[:frameHeader+n]}
+			return nil
+		}
+		// Header and socket 0's part in one writev, the slice straight
+		// from the FIFO's slot or the rank's own buffer, the other parts
+		// on their sockets meanwhile; released once all written.
+		tx.split, tx.slice = px.startSlice(b), b
+		_, hi := sockPart(len(b), len(px.conns), 0)
+		tx.iov = [2][]byte{px.buf[:frameHeader], b[:hi]}
+		tx.release = p.Steps
+		return nil
+	}
+	payload := px.buf[frameHeader : frameHeader+p.NBytes]
+	var err error
+	if f.Proto == proto.LL {
+		err = tx.r.LLRecv(payload)
+	} else {
+		err = tx.r.LL128Recv(payload)
+	}
+	if err != nil {
+		tx.built = 0
+		return err
+	}
+	tx.iov = [2][]byte{px.buf[:frameHeader+p.NBytes]}
+	return nil
+}
+
+// sendPost writes post i's frame, or what a rank left of it, with
+// blocking writes (the proxy).
+func (px *proxy) sendPost(i uint64) error {
+	tx := &px.tx
+	if tx.built != i+1 {
+		if err := px.buildFrame(i, false); err != nil {
 			return err
 		}
 	}
+	rest := tx.iov
+	if k := min(tx.off, len(rest[0])); k > 0 {
+		rest[0] = rest[0][k:]
+		rest[1] = rest[1][tx.off-k:]
+	}
+	bufs := net.Buffers(rest[:])
+	_, err := bufs.WriteTo(px.conn)
+	if tx.split {
+		if ferr := px.finishSlice(true, tx.slice); err == nil {
+			err = ferr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	px.sentPost(i)
+	return nil
+}
+
+// sentPost ends post i: its slot released, the rank's memory the rank's
+// again.
+func (px *proxy) sentPost(i uint64) {
+	tx := &px.tx
+	if tx.release > 0 {
+		tx.r.SimpleRelease(tx.release)
+	}
+	tx.iov, tx.slice, tx.built, tx.release = [2][]byte{}, nil, 0, 0
+	px.sent.Store(i + 1)
+}
+
+// flush is the sending FIFO's Flush: the rank that just posted sends its
+// small posts itself when the proxy is idle, with writes that never block.
+// It reports whether every post is sent (the proxy then is not woken); a
+// frame the socket did not take whole, or a large post, is the proxy's.
+func (px *proxy) flush() bool {
+	if px.raw == nil || px.closing.Load() || !px.sendTok.CompareAndSwap(false, true) {
+		return false
+	}
+	f, tx := px.f, &px.tx
+	for i := px.sent.Load(); i < f.Posted(); i++ {
+		if tx.built == i+1 && !tx.inline {
+			break // the proxy's frame, half written
+		}
+		if tx.built != i+1 {
+			if f.PostAt(i).NBytes > inlineMax || px.buildFrame(i, true) != nil {
+				break
+			}
+		}
+		b := tx.iov[0]
+		tx.off += writeNow(px.raw, b[tx.off:])
+		if tx.off < len(b) {
+			px.handedOver.Add(1)
+			break
+		}
+		px.sentPost(i)
+		px.inlined.Add(1)
+	}
+	px.sendTok.Store(false)
+	return px.sent.Load() >= f.Posted()
 }
 
 // runRecv waits for the sender's connection, then reads frames and

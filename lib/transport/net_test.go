@@ -63,24 +63,31 @@ func netPair(t testing.TB, p proto.Protocol, size int, abort *proto.Abort) (*pro
 // two proxies and a socket: empty steps, partial and full ones, Simple
 // slices of 1 and 2 steps with the steps aligned, several FIFOs' worth so
 // credits wrap; every payload must arrive bit for bit, in order.
+// Each runs with the sender's small posts sent inline by the posting
+// goroutine (the default) and with every post left to the proxy.
 func TestNetMovesEveryProtocol(t *testing.T) {
 	for _, spin := range []time.Duration{0, 300 * time.Microsecond} {
-		t.Run(fmt.Sprintf("spin=%v", spin), func(t *testing.T) {
-			netPairSpin = spin
-			defer func() { netPairSpin = 0 }()
-			testNetMovesEveryProtocol(t)
-		})
+		for _, inline := range []bool{true, false} {
+			t.Run(fmt.Sprintf("spin=%v/inline=%v", spin, inline), func(t *testing.T) {
+				netPairSpin = spin
+				defer func() { netPairSpin = 0 }()
+				testNetMovesEveryProtocol(t, inline)
+			})
+		}
 	}
 }
 
-func testNetMovesEveryProtocol(t *testing.T) {
+func testNetMovesEveryProtocol(t *testing.T, inline bool) {
 	for _, c := range []struct {
 		p    proto.Protocol
 		size int
 	}{{proto.LL, 8 * 8 * proto.LLLineBytes}, {proto.LL128, 8 * 16 * proto.LL128LineBytes}, {proto.Simple, 8 * 1024}} {
 		t.Run(c.p.String(), func(t *testing.T) {
 			abort := proto.NewAbort()
-			s, r, _, _ := netPair(t, c.p, c.size, abort)
+			s, r, sc, _ := netPair(t, c.p, c.size, abort)
+			if !inline {
+				s.F.Flush = nil
+			}
 			step := s.F.StepData()
 			type op struct{ steps, n int }
 			var ops []op
@@ -150,8 +157,70 @@ func testNetMovesEveryProtocol(t *testing.T) {
 			if abort.Aborted() {
 				t.Fatalf("aborted: %v", abort.Err())
 			}
+			// Every post is at most a step, below inlineMax: inline, the
+			// sender wrote most of them itself (the proxy takes those it
+			// posts while the proxy is busy).
+			sc.Close()
+			if n := sc.proxy.inlined.Load(); inline && n == 0 || !inline && n != 0 {
+				t.Errorf("%d of %d posts sent inline", n, len(ops))
+			}
 		})
 	}
+}
+
+// TestNetInlineHandsOver: a sender whose small posts fill the socket (its
+// receiver not reading) gets a frame the socket did not take whole; the
+// proxy finishes it and sends the rest as room comes, and every post
+// arrives whole and in order.
+func TestNetInlineHandsOver(t *testing.T) {
+	abort := proto.NewAbort()
+	s, r, sc, _ := netPair(t, proto.LL, 8*2*(8<<10), abort) // 8 KiB steps: 4 KiB of data
+	const n, most = 4 << 10, 1 << 18                        // at most 1 GiB before the socket fills
+	payload := func(i int) []byte {
+		b := make([]byte, n)
+		for o := range b {
+			b[o] = byte(i*31 + o)
+		}
+		return b
+	}
+	total := make(chan int, 1)
+	errc := make(chan error, 1)
+	go func() {
+		// Post until a frame is left to the proxy (flush counts it before
+		// LLSend returns), then 3 more, which the FIFO's credits take.
+		posts := 0
+		for ; posts < most && sc.proxy.handedOver.Load() == 0; posts++ {
+			if err := s.LLSend(payload(posts)); err != nil {
+				errc <- err
+				return
+			}
+		}
+		total <- posts + 3
+		for end := posts + 3; posts < end; posts++ {
+			if err := s.LLSend(payload(posts)); err != nil {
+				errc <- err
+				return
+			}
+		}
+		errc <- nil
+	}()
+	posts := <-total
+	if sc.proxy.handedOver.Load() == 0 {
+		t.Fatalf("the socket took %d posts of %d bytes without filling", posts-3, n)
+	}
+	got := make([]byte, n)
+	for i := 0; i < posts; i++ {
+		if err := r.LLRecv(got); err != nil {
+			t.Fatalf("post %d: %v", i, err)
+		}
+		if !bytes.Equal(got, payload(i)) {
+			t.Fatalf("post %d differs", i)
+		}
+	}
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d posts: %d inline, %d left half written to the proxy", posts, sc.proxy.inlined.Load(), sc.proxy.handedOver.Load())
 }
 
 // TestSockPart: the parts of a slice over k sockets tile it in order,
