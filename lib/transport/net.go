@@ -209,12 +209,12 @@ type proxy struct {
 	helperDone chan error
 	// sideParts counts the parts moved on sockets other than socket 0:
 	// written by whoever moves one (Add), read by tests.
-	sideParts  atomic.Uint64
-	step       uint64 // the FIFO's first step
-	waiter     *proto.Waiter
-	stop       *proto.Abort // Close, or the job's abort, stops the proxy
-	abort      *proto.Abort // the job's
-	buf        []byte       // a frame's header, and an LL/LL128 payload; reused
+	sideParts atomic.Uint64
+	step      uint64 // the FIFO's first step
+	waiter    *proto.Waiter
+	stop      *proto.Abort // Close, or the job's abort, stops the proxy
+	abort     *proto.Abort // the job's
+	buf       []byte       // a frame's header, and an LL/LL128 payload; reused
 	// Sending: whoever holds sendTok sends the posts, the proxy or a rank
 	// flushing its own small ones (inline); tx is theirs while they hold
 	// it (CompareAndSwap acquires, Store releases). sent counts the posts
@@ -227,10 +227,10 @@ type proxy struct {
 	// whose frame the socket did not take whole, left to the proxy:
 	// written by the token's holder, read by tests.
 	inlined, handedOver atomic.Uint64
-	peer, desc string
-	closed     atomic.Bool // set by close (any goroutine), read by the proxy
-	closing    atomic.Bool // set by close first: a sending proxy ends once every post is sent
-	done       chan struct{}
+	peer, desc          string
+	closed              atomic.Bool // set by close (any goroutine), read by the proxy
+	closing             atomic.Bool // set by close first: a sending proxy ends once every post is sent
+	done                chan struct{}
 	// await, on the receiving end, waits for the sender's connections; the
 	// proxy's goroutine calls it and then sets conns (under connMu, which
 	// close also takes).
