@@ -48,9 +48,21 @@ func SliceSize(nelem, slicesPerChunk, sliceElems int) int {
 	return max(DivUp(nelem, 16*slicesPerChunk)*16, sliceElems/32)
 }
 
+// SlicesUsed is how many of a chunk's slices carry data: the leading ones
+// of Slices that are not empty, at least one (an empty chunk still moves
+// one slice, so both ends count it). Trailing empty slices move nothing:
+// both ends skip them alike (over the network each would be a frame of its
+// own: a tiny Simple chunk sent its data and then an empty slice).
+func SlicesUsed(nelem, slicesPerChunk, sliceElems int) int {
+	size := SliceSize(nelem, slicesPerChunk, sliceElems)
+	if size <= 0 {
+		return 1
+	}
+	return max(1, min(DivUp(nelem, size), slicesPerChunk))
+}
+
 // Slices lists the element counts of the slicesPerChunk slices of a chunk of
-// nelem elements (trailing slices may be empty: they still move their steps so
-// both ends stay in step).
+// nelem elements (trailing slices may be empty: SlicesUsed leaves them out).
 func Slices(nelem, slicesPerChunk, sliceElems int) []int {
 	size := SliceSize(nelem, slicesPerChunk, sliceElems)
 	out := make([]int, slicesPerChunk)

@@ -204,6 +204,13 @@ func TestSlices(t *testing.T) {
 				if sum != nelem {
 					t.Fatalf("Slices(%d,%d,%d) = %v sums to %d", nelem, spc, sliceElems, s, sum)
 				}
+				used := 1
+				for used < spc && s[used] > 0 {
+					used++
+				}
+				if got := algo.SlicesUsed(nelem, spc, sliceElems); got != used {
+					t.Fatalf("SlicesUsed(%d,%d,%d) = %d; Slices = %v", nelem, spc, sliceElems, got, s)
+				}
 				if mx != min(size, nelem) {
 					t.Fatalf("Slices(%d,%d,%d) = %v: largest %d, want min(size %d, nelem)", nelem, spc, sliceElems, s, mx, size)
 				}

@@ -91,7 +91,11 @@ func (p *Prims) simple(prim algo.Prim, inOff, outOff, nelem int, post bool) erro
 		stepBytes = p.Recv.F.StepBytes
 	}
 	direct := prim.Sends() && p.Send.F.Direct() && p.hasHome(prim)
-	size := algo.SliceSize(nelem, slices, stepBytes*p.SliceSteps/p.Elt)
+	sliceElems := stepBytes * p.SliceSteps / p.Elt
+	size := algo.SliceSize(nelem, slices, sliceElems)
+	// Trailing empty slices move nothing: this end and its peer, which
+	// slice the chunk alike, both skip them.
+	slices = algo.SlicesUsed(nelem, slices, sliceElems)
 	lands := prim.Recvs() && !prim.Reduces() && prim.WritesOutput()
 	if lands && p.Recv.F.Proxied() {
 		// Every slice of the chunk is copied to the output as is: show a

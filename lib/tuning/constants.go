@@ -229,18 +229,16 @@ func DefaultConstants() Constants {
 	// auto took 1).
 	c.ChannelBwGBs = [NumLinks]float64{Intra: 8.55, Inter: 0.6}
 	// The network between hosts (transport.Net), measured on this VM
-	// between two network namespaces, one process each (scripts/netns-bench.sh,
-	// docs/PERFORMANCE.md 13b): an 8 B sendrecv (one hop each way at once)
-	// took 213 us and a 2-rank allreduce (two hops in turn) 214 us; 100 us
-	// a hop is read from the allreduce, not measured alone (proxies'
-	// wake-ups, not the wire: TCP's round trip was 23 us); 32-128 MiB moved
-	// at 0.46-0.62 GB/s. Every
-	// algorithm and protocol crosses the same proxies, so one figure for
-	// all; refit with tune sweep --hosts and tune constants.
+	// between two network namespaces, one process each (perf --np 2
+	// --hosts 2 --netns, 3 passes, docs/PERFORMANCE.md 13f): a 2-rank 8 B
+	// allreduce (two hops in turn) took 138-196 us with LL, 145-161 with
+	// LL128 and 168-217 with Simple, whose tiny chunks still cost a frame
+	// more than LL's; TCP's round trip there is 25-30 us, the rest the
+	// proxies' wake-ups on 2 busy cores. Every algorithm crosses the same
+	// proxies, so one figure per protocol; 32-128 MiB moved at 0.46-0.62
+	// GB/s. Refit with tune sweep --hosts and tune constants.
 	for a := range c.StepLatUs[Inter] {
-		for p := range c.StepLatUs[Inter][a] {
-			c.StepLatUs[Inter][a][p] = 100
-		}
+		c.StepLatUs[Inter][a] = [proto.NumProtocols]float64{proto.LL: 75, proto.LL128: 75, proto.Simple: 90}
 	}
 	c.HostBwPerCoreGBs = 8.55
 	c.MaxChannelBwGBs[Ring] = [proto.NumProtocols]float64{proto.LL: 0.958, proto.LL128: 4.39}
