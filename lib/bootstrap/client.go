@@ -64,6 +64,10 @@ type result struct {
 	parts [][]byte
 }
 
+// joinAnswerGrace is how much longer than its timeout a joining process
+// waits for the root's answer (see Join).
+const joinAnswerGrace = 5 * time.Second
+
 // JoinID joins the job id names.
 func JoinID(id UniqueID, nranks int, ranks []int, info ProcInfo, opt JoinOptions) (*Client, error) {
 	addr, err := id.Root()
@@ -98,7 +102,12 @@ func Join(addr string, token [tokenBytes]byte, nranks int, ranks []int, info Pro
 		conn.Close()
 		return nil, fmt.Errorf("bootstrap: joining the root at %s: %w", addr, err)
 	}
-	_ = conn.SetReadDeadline(deadline.Add(time.Second)) // the root answers by its own deadline
+	// The root answers by its own deadline, which started when it did: in
+	// another process, maybe one started a second or more after this one
+	// on a loaded machine, so this one waits longer than its own timeout
+	// before it calls the root silent (seen in CI: a process gave up on a
+	// root 1 s late and the job failed naming it, not the absent rank).
+	_ = conn.SetReadDeadline(deadline.Add(joinAnswerGrace))
 	typ, p, err := readFrame(conn)
 	_ = conn.SetReadDeadline(time.Time{})
 	if err != nil {

@@ -61,6 +61,13 @@ type Fifo struct {
 	// connection time.
 	Flush func() bool
 
+	// Poll, on a Proxied FIFO's receiving side, lets a rank waiting for
+	// data read the network itself and publish what it finds into this
+	// FIFO (a network transport's polling receive); it reports whether it
+	// published anything. It never blocks. Optional; set once at
+	// connection time.
+	Poll func() bool
+
 	// Overrun is a test hook: when non-nil it is called if the sender is
 	// ever about to write a slot the receiver has not released.
 	Overrun func(step, head uint64)
@@ -125,7 +132,14 @@ type postLog struct {
 // proxies on loopback: 132 us with 50 us yield phases everywhere, 83-107
 // with the proxies' cut, 52-86 with these too; a plain TCP ping-pong
 // beside it 20-23 us).
-func (f *Fifo) waitRecv(ready func() bool, what func() string) error {
+//
+// A wait for a step of at most PollMaxBytes on a FIFO with a Poll hook
+// polls the network while it spins: see Fifo.Poll.
+func (f *Fifo) waitRecv(nbytes int, ready func() bool, what func() string) error {
+	if poll := f.Poll; poll != nil && nbytes <= PollMaxBytes {
+		arrived := ready
+		ready = func() bool { return arrived() || poll() && arrived() }
+	}
 	return f.RecvWaiter.waitKick(ready, f.SendKick, what, f.YieldFor(f.RecvWaiter))
 }
 
@@ -411,6 +425,19 @@ func (e *SendEnd) CanSend(steps int) bool {
 // steps) carrying nbytes has fully arrived. Lines are published in order, so
 // the last line's flag vouches for the ones before it.
 func (e *RecvEnd) CanRecv(steps, nbytes int) bool {
+	if e.canRecv(steps, nbytes) {
+		return true
+	}
+	return e.F.Poll != nil && nbytes <= PollMaxBytes && e.F.Poll() && e.canRecv(steps, nbytes)
+}
+
+// PollMaxBytes is the largest step whose receiver polls the network itself
+// (Fifo.Poll): a small message's. Larger steps come in streams, which the
+// proxy keeps up with alone (VM, 2 processes as 2 hosts: 8 B-4 KiB
+// allreduce 1.3-2x faster with ranks polling, 32 KiB 1.2-1.6x slower).
+const PollMaxBytes = 4 << 10
+
+func (e *RecvEnd) canRecv(steps, nbytes int) bool {
 	f := e.F
 	switch f.Proto {
 	case Simple:

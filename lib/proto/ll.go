@@ -67,7 +67,7 @@ func (e *RecvEnd) LLRecv(dst []byte) error {
 		// its cache line (one coherence round trip per step, not per line).
 		// Every line's flags are still checked.
 		last := (n - 1) / LLDataPerLine * 2
-		if err := e.waitLLLine(words, last, flag); err != nil {
+		if err := e.waitLLLine(n, words, last, flag); err != nil {
 			return err
 		}
 	}
@@ -80,7 +80,7 @@ func (e *RecvEnd) LLRecv(dst []byte) error {
 				w1 = atomic.LoadUint64(&words[w+1])
 				return uint32(w0>>32) == flag && uint32(w1>>32) == flag
 			}
-			if err := f.waitRecv(ready, func() string {
+			if err := f.waitRecv(n, ready, func() string {
 				return fmt.Sprintf("%s data (LL step %d, line %d, flag %#x)", e.Desc, e.Step, w/2, flag)
 			}); err != nil {
 				return err
@@ -97,8 +97,9 @@ func (e *RecvEnd) LLRecv(dst []byte) error {
 	return nil
 }
 
-// waitLLLine waits until both words of the line at word index w carry flag.
-func (e *RecvEnd) waitLLLine(words []uint64, w int, flag uint32) error {
+// waitLLLine waits until both words of the line at word index w carry
+// flag, in a step of n payload bytes.
+func (e *RecvEnd) waitLLLine(n int, words []uint64, w int, flag uint32) error {
 	ready := func() bool {
 		return uint32(atomic.LoadUint64(&words[w])>>32) == flag && uint32(atomic.LoadUint64(&words[w+1])>>32) == flag
 	}
@@ -106,7 +107,7 @@ func (e *RecvEnd) waitLLLine(words []uint64, w int, flag uint32) error {
 		return nil
 	}
 	f := e.F
-	return f.waitRecv(ready, func() string {
+	return f.waitRecv(n, ready, func() string {
 		return fmt.Sprintf("%s data (LL step %d, line %d, flag %#x)", e.Desc, e.Step, w/2, flag)
 	})
 }

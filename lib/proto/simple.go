@@ -84,7 +84,7 @@ func (e *RecvEnd) SimpleWait(steps, nbytes int) ([]byte, error) {
 	need := e.Step + uint64(steps)
 	ready := func() bool { return f.ctl.tail.Load() >= need }
 	if !ready() {
-		if err := f.waitRecv(ready, func() string {
+		if err := f.waitRecv(nbytes, ready, func() string {
 			return fmt.Sprintf("%s data (Simple step %d, tail %d)", e.Desc, e.Step, f.ctl.tail.Load())
 		}); err != nil {
 			return nil, err

@@ -177,6 +177,9 @@ func (t Net) Connect(req Request) (*Conn, error) {
 		return conns, nil
 	}
 	f.SendWaiter = px.waiter // a released slot wakes the proxy
+	if req.Proto != proto.Simple && canPollLines {
+		f.Poll = px.poll // a waiting rank reads small frames itself
+	}
 	return &Conn{RecvSide: f, Start: px.startRecv, Close: px.close, proxy: px}, nil
 }
 
@@ -223,6 +226,18 @@ type proxy struct {
 	sent    atomic.Uint64
 	tx      sendState
 	raw     syscall.RawConn // socket 0, for writes that never block (nil: no inline sends)
+	// Receiving LL/LL128 frames (rxlines_unix.go): whoever holds rxTok
+	// reads the socket, the proxy or a rank polling it while it waits;
+	// rx is theirs while they hold it.
+	rxTok atomic.Bool
+	rx    rxState
+	rxRaw syscall.RawConn // socket 0 (set by the proxy before rx.ready)
+	// holdRecv, when set (tests), holds a receiving LL/LL128 proxy before
+	// it reads anything, once ranks may poll: only ranks read meanwhile.
+	holdRecv chan struct{}
+	// polled counts the frames a rank read and published itself: written
+	// by the token's holder, read by tests.
+	polled atomic.Uint64
 	// inlined and handedOver count the posts a rank sent whole and those
 	// whose frame the socket did not take whole, left to the proxy:
 	// written by the token's holder, read by tests.
@@ -347,6 +362,7 @@ func (px *proxy) close() {
 		}
 	}
 	px.closed.Store(true)
+	px.awaitPolls() // no rank reads the socket as it closes
 	px.stop.Trigger(proto.ErrAborted)
 	px.connMu.Lock()
 	for _, c := range px.conns {
@@ -555,6 +571,9 @@ func (px *proxy) runRecv() error {
 	px.peer += fmt.Sprintf(" at %s", px.conn.RemoteAddr())
 	f := px.f
 	s := &proto.SendEnd{F: f, Step: px.step, Desc: px.desc + " (proxy)"}
+	if f.Proto != proto.Simple && px.startLines(s) {
+		return px.runRecvLines()
+	}
 	rd := bufio.NewReaderSize(spinReader(px.conn, px.spin), 64<<10)
 	hdr := px.buf[:frameHeader]
 	for {

@@ -20,6 +20,7 @@ import (
 var (
 	netPairSpin                  time.Duration
 	netPairSocks, netPairThreads int
+	netPairHoldRecv              chan struct{} // see proxy.holdRecv
 )
 
 // netPair opens one connection of protocol p over loopback TCP: the
@@ -51,6 +52,7 @@ func netPair(t testing.TB, p proto.Protocol, size int, abort *proto.Abort) (*pro
 	}
 	sc.SendSide.SendWaiter = proto.NewWaiter(abort, 5*time.Second)
 	rc.RecvSide.RecvWaiter = proto.NewWaiter(abort, 5*time.Second)
+	rc.proxy.holdRecv = netPairHoldRecv
 	sc.Start()
 	rc.Start()
 	t.Cleanup(func() { sc.Close(); rc.Close() })
@@ -221,6 +223,93 @@ func TestNetInlineHandsOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d posts: %d inline, %d left half written to the proxy", posts, sc.proxy.inlined.Load(), sc.proxy.handedOver.Load())
+}
+
+// TestNetRankReadsFrames: a rank waiting for LL/LL128 frames reads the
+// socket itself (its proxy held back here, so only the rank can): every
+// frame arrives, among them one the rank read whole when its FIFO had no
+// credit left and published once it had; then the proxy, let go, reads
+// the rest alike.
+func TestNetRankReadsFrames(t *testing.T) {
+	for _, p := range []proto.Protocol{proto.LL, proto.LL128} {
+		t.Run(p.String(), func(t *testing.T) {
+			hold := make(chan struct{})
+			netPairHoldRecv = hold
+			defer func() { netPairHoldRecv = nil }()
+			abort := proto.NewAbort()
+			size := 8 * 8 * proto.LLLineBytes
+			if p == proto.LL128 {
+				size = 8 * 16 * proto.LL128LineBytes
+			}
+			s, r, _, rc := netPair(t, p, size, abort)
+			send := func(i int) []byte {
+				b := make([]byte, 1+i%s.F.StepData())
+				for o := range b {
+					b[o] = byte(i + 7*o)
+				}
+				return b
+			}
+			recv := func(i int) {
+				t.Helper()
+				want := send(i)
+				got := make([]byte, len(want))
+				var err error
+				if p == proto.LL {
+					err = r.LLRecv(got)
+				} else {
+					err = r.LL128Recv(got)
+				}
+				if err != nil {
+					t.Fatalf("frame %d: %v", i, err)
+				}
+				if !bytes.Equal(got, want) {
+					t.Fatalf("frame %d differs", i)
+				}
+			}
+			post := func(i int) error {
+				if p == proto.LL {
+					return s.LLSend(send(i))
+				}
+				return s.LL128Send(send(i))
+			}
+			// More frames than the FIFO's steps, all sent before the first
+			// is received: the rank's first poll publishes Steps of them
+			// and reads the next whole with no credit for it.
+			const first = proto.Steps + 3
+			for i := 0; i < first; i++ {
+				if err := post(i); err != nil {
+					t.Fatalf("frame %d: %v", i, err)
+				}
+			}
+			for i := 0; i < first; i++ {
+				recv(i)
+			}
+			if got := rc.proxy.polled.Load(); got != first {
+				t.Fatalf("the rank published %d of %d frames; want all (its proxy is held)", got, first)
+			}
+			close(hold)
+			const more = 200
+			errc := make(chan error, 1)
+			go func() {
+				for i := first; i < first+more; i++ {
+					if err := post(i); err != nil {
+						errc <- fmt.Errorf("frame %d: %w", i, err)
+						return
+					}
+				}
+				errc <- nil
+			}()
+			for i := first; i < first+more; i++ {
+				recv(i)
+			}
+			if err := <-errc; err != nil {
+				t.Fatal(err)
+			}
+			if abort.Aborted() {
+				t.Fatalf("aborted: %v", abort.Err())
+			}
+		})
+	}
 }
 
 // TestSockPart: the parts of a slice over k sockets tile it in order,
