@@ -158,10 +158,13 @@ func (px *proxy) runRecvLines() error {
 	// whole frame, or a failure). A rank holding the token reads what
 	// woke the proxy, or else wakes it again when it lets go (missed).
 	try := func(fd uintptr) bool {
+		// missed before the token: a rank that lets go after this failed
+		// attempt then sees it (seq-cst, as Waiter's sleeping word).
+		px.rx.missed.Store(true)
 		if !px.rxTok.CompareAndSwap(false, true) {
-			px.rx.missed.Store(true)
 			return false
 		}
+		px.rx.missed.Store(false)
 		whole, rerr = px.readFrame(int(fd))
 		if held = whole || rerr != errWouldBlock; held {
 			return true

@@ -231,14 +231,16 @@ func DefaultConstants() Constants {
 	// The network between hosts (transport.Net), measured on this VM
 	// between two network namespaces, one process each (perf --np 2
 	// --hosts 2 --netns, 3 passes, docs/PERFORMANCE.md 13f): a 2-rank 8 B
-	// allreduce (two hops in turn) took 138-196 us with LL, 145-161 with
-	// LL128 and 168-217 with Simple, whose tiny chunks still cost a frame
-	// more than LL's; TCP's round trip there is 25-30 us, the rest the
-	// proxies' wake-ups on 2 busy cores. Every algorithm crosses the same
-	// proxies, so one figure per protocol; 32-128 MiB moved at 0.46-0.62
-	// GB/s. Refit with tune sweep --hosts and tune constants.
+	// allreduce (two hops in turn) took 83-108 us with LL128 once ranks
+	// read small frames off the socket themselves, and 168-217 with
+	// Simple (its receives are the proxy's: a hop of 90 us), whose tiny
+	// chunks also cost a frame more than LL's; TCP's round trip there is
+	// 25-33 us, the rest the wake-ups on 2 busy cores. Every algorithm
+	// crosses the same proxies, so one figure per protocol; 32-128 MiB
+	// moved at 0.46-0.62 GB/s. Refit with tune sweep --hosts and tune
+	// constants.
 	for a := range c.StepLatUs[Inter] {
-		c.StepLatUs[Inter][a] = [proto.NumProtocols]float64{proto.LL: 75, proto.LL128: 75, proto.Simple: 90}
+		c.StepLatUs[Inter][a] = [proto.NumProtocols]float64{proto.LL: 50, proto.LL128: 50, proto.Simple: 90}
 	}
 	c.HostBwPerCoreGBs = 8.55
 	c.MaxChannelBwGBs[Ring] = [proto.NumProtocols]float64{proto.LL: 0.958, proto.LL128: 4.39}
