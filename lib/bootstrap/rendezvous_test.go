@@ -504,24 +504,11 @@ func TestHeartbeatLosesASilentProcess(t *testing.T) {
 // A root that falls silent (the link to it cut) is lost to each process
 // within its heartbeat, with an error that says so.
 func TestHeartbeatLosesASilentRoot(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() { // a root that sends the table and never another word
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		if _, _, err := readFrame(c); err != nil {
-			return
-		}
+	addr := fakeRoot(t, func(c net.Conn) { // the table, and never another word
 		writeFrame(c, frameTable, encodeTable(0, rootProc{host: "roothost", pid: 9}, []ProcInfo{{Ranks: []int{0}, Host: "me", Pid: 1}}))
 		time.Sleep(10 * time.Second)
-	}()
-	c, err := Join(ln.Addr().String(), testToken, 1, []int{0}, ProcInfo{Host: "me", Pid: 1}, JoinOptions{Timeout: 600 * time.Millisecond})
+	})
+	c, err := Join(addr, testToken, 1, []int{0}, ProcInfo{Host: "me", Pid: 1}, JoinOptions{Timeout: 600 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -541,23 +528,10 @@ func TestHeartbeatLosesASilentRoot(t *testing.T) {
 // not a complaint about the message's type (seen in CI: GCCL_NSOCKS
 // disagreed, and a process learnt it as "a message of type 7").
 func TestJoinLearnsOfAnEarlyFailure(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() { // a root whose job failed before this process's table
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		if _, _, err := readFrame(c); err != nil {
-			return
-		}
+	addr := fakeRoot(t, func(c net.Conn) { // the job failed before this process's table
 		writeFrame(c, frameLost, encodeStr("the process of rank 1 aborted: GCCL_NSOCKS differs"))
-	}()
-	_, err = Join(ln.Addr().String(), testToken, 2, []int{0}, ProcInfo{Host: "me", Pid: 1}, JoinOptions{Timeout: 5 * time.Second})
+	})
+	_, err := Join(addr, testToken, 2, []int{0}, ProcInfo{Host: "me", Pid: 1}, JoinOptions{Timeout: 5 * time.Second})
 	if !errors.Is(err, ErrLost) || !strings.Contains(fmt.Sprint(err), "GCCL_NSOCKS differs") {
 		t.Fatalf("Join: %v; want ErrLost with the root's reason", err)
 	}
@@ -577,4 +551,27 @@ func TestHeartbeatKeepsAnIdleJob(t *testing.T) {
 		}
 	}
 	noErr(t, "barrier", each(cs, func(i int, c *Client) error { return c.Barrier() }))
+}
+
+// fakeRoot listens on loopback for one process, reads its hello and
+// hands the connection to answer; it returns the address.
+func fakeRoot(t *testing.T, answer func(c net.Conn)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		if _, _, err := readFrame(c); err != nil {
+			return
+		}
+		answer(c)
+	}()
+	return ln.Addr().String()
 }
