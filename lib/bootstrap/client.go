@@ -29,6 +29,7 @@ type JoinOptions struct {
 // heartbeatOf is the silence a job with this timeout takes for a lost
 // link: half the timeout, so that every rank hears of a lost host before
 // its own waits time out.
+// The root reads a joining process's timeout back from it (Root.admit).
 func heartbeatOf(timeout time.Duration) time.Duration { return timeout / 2 }
 
 // ErrLost is wrapped by every error of a job that failed elsewhere: a

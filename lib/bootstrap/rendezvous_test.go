@@ -239,6 +239,24 @@ func TestNeverJoins(t *testing.T) {
 	}
 }
 
+// A root with a longer timeout than its processes answers by theirs:
+// every process hears which rank never came, none gives up first (seen in
+// CI: one did, and the job failed naming it).
+func TestNeverJoinsProcessTimeout(t *testing.T) {
+	r, _ := newRoot(t, time.Minute)
+	start := time.Now()
+	cs, errs := joinAll(t, r, 3, [][]int{{0}, {2}}, 400*time.Millisecond)
+	defer closeAll(cs)
+	for i, err := range errs {
+		if err == nil || !strings.Contains(err.Error(), "rank 1 never joined within 400ms") {
+			t.Errorf("process %d: %v, want rank 1 named, and the processes' 400ms", i, err)
+		}
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v, want about the processes' 400 ms", d)
+	}
+}
+
 func TestRefusals(t *testing.T) {
 	r, _ := newRoot(t, 2*time.Second)
 	a, errA := make(chan *Client, 1), make(chan error, 1)

@@ -60,6 +60,11 @@ type Root struct {
 	left    chan struct{}      // closed when every process left or the job failed
 	stop    chan struct{}      // closed by Close: the heartbeat ends
 	timer   *time.Timer
+	// joinBy is when the join times out (timer's deadline) and joinWithin
+	// the timeout that set it: the root's own, or a joining process's
+	// shorter one (guarded by mu).
+	joinBy     time.Time
+	joinWithin time.Duration
 }
 
 // member is one joined process.
@@ -107,6 +112,7 @@ func ServeRoot(addr string, token [tokenBytes]byte, opt RootOptions) (*Root, err
 	}
 	host, _ := os.Hostname()
 	r := &Root{ln: ln, self: rootProc{host: host, pid: os.Getpid()}, token: token, opt: opt, claimed: map[int]*member{}, pending: map[uint64]*gather{}, left: make(chan struct{}), stop: make(chan struct{})}
+	r.joinBy, r.joinWithin = time.Now().Add(opt.Timeout), opt.Timeout
 	r.timer = time.AfterFunc(opt.Timeout, r.joinTimedOut)
 	r.wg.Add(1)
 	go r.accept()
@@ -219,6 +225,16 @@ func (r *Root) admit(m *member, nranks int) string {
 	}
 	r.members = append(r.members, m)
 	if len(r.claimed) < r.nranks {
+		// A process gives up waiting at its own timeout (twice the
+		// heartbeat it asks for; Join): the root answers by the earliest,
+		// naming the ranks that never came, rather than let a process
+		// give up and the job fail naming that one instead.
+		if within := 2 * m.heartbeat; within > 0 {
+			if by := time.Now().Add(within); by.Before(r.joinBy) {
+				r.joinBy, r.joinWithin = by, within
+				r.timer.Reset(within)
+			}
+		}
 		return ""
 	}
 	r.timer.Stop()
@@ -319,9 +335,9 @@ func (r *Root) joinTimedOut() {
 			missing = append(missing, rk)
 		}
 	}
-	reason := fmt.Sprintf("rank%s %s never joined within %v", plural(len(missing)), joinInts(missing), r.opt.Timeout)
+	reason := fmt.Sprintf("rank%s %s never joined within %v", plural(len(missing)), joinInts(missing), r.joinWithin)
 	if r.nranks == 0 {
-		reason = fmt.Sprintf("no process joined within %v", r.opt.Timeout)
+		reason = fmt.Sprintf("no process joined within %v", r.joinWithin)
 	}
 	r.failed = reason
 	members := slices.Clone(r.members)
