@@ -10,7 +10,8 @@
 # Per pass: tcpcopy stream (one way) and duplex (both ways at once, as 2
 # ranks' sendrecv and allreduce move data) 1-128 MiB and an 8 B ping-pong; then gccl's
 # sendrecv_perf and allreduce_perf, one process of one rank per namespace
-# (GCCL_LAUNCH_RANK/SIZE, the root in the first), 8 B-128 MiB.
+# (GCCL_LAUNCH_RANK/SIZE, the root in the first), 8 B-128 MiB, and 8 B
+# again with 2000 iterations.
 set -eu
 PASSES=${1:-3}; OUT=${2:-results/local/netns}; mkdir -p "$OUT"
 [ "$(id -u)" = 0 ] || { echo "netns-bench: needs root (network namespaces)"; exit 2; }
@@ -48,5 +49,8 @@ gccl() { # program args...: rank 0 in A (prints), rank 1 in B
 		ip netns exec $A $T/tcpcopy ping $NET.2:29600 10000
 		echo "### pass $pass gccl sendrecv_perf"; gccl sendrecv_perf -b 8 -e 128M -f 4 -n 20 -w 5
 		echo "### pass $pass gccl allreduce_perf"; gccl allreduce_perf -b 8 -e 128M -f 4 -n 20 -w 5
+		# 20 iterations time 8 B poorly (a wake-up or two decide it): 2000 more.
+		echo "### pass $pass gccl 8 B sendrecv_perf, 2000 iterations"; gccl sendrecv_perf -b 8 -e 8 -n 2000 -w 100
+		echo "### pass $pass gccl 8 B allreduce_perf, 2000 iterations"; gccl allreduce_perf -b 8 -e 8 -n 2000 -w 100
 	done
 } 2>&1 | tee "$OUT/netns-bench.txt"
