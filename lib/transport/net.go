@@ -225,13 +225,15 @@ type proxy struct {
 	sendTok atomic.Bool
 	sent    atomic.Uint64
 	tx      sendState
-	raw     syscall.RawConn // socket 0, for writes that never block (nil: no inline sends)
+	// raw is socket 0 as a system socket: a sending end's for writes that
+	// never block (nil: no inline sends), a receiving LL/LL128 end's for
+	// its reads (set by its proxy before rx.ready).
+	raw syscall.RawConn
 	// Receiving LL/LL128 frames (rxlines_unix.go): whoever holds rxTok
 	// reads the socket, the proxy or a rank polling it while it waits;
 	// rx is theirs while they hold it.
 	rxTok atomic.Bool
 	rx    rxState
-	rxRaw syscall.RawConn // socket 0 (set by the proxy before rx.ready)
 	// holdRecv, when set (tests), holds a receiving LL/LL128 proxy before
 	// it reads anything, once ranks may poll: only ranks read meanwhile.
 	holdRecv chan struct{}

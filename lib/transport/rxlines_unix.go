@@ -66,7 +66,7 @@ func (px *proxy) startLines(s *proto.SendEnd) bool {
 	if raw.Control(func(d uintptr) { fd = int(d) }) != nil || fd < 0 {
 		return false
 	}
-	px.rxRaw, px.rx.end, px.rx.fd = raw, s, fd
+	px.raw, px.rx.end, px.rx.fd = raw, s, fd
 	px.rx.ready.Store(true)
 	return true
 }
@@ -189,9 +189,9 @@ func (px *proxy) runRecvLines() error {
 		var err error
 		if time.Now().Before(spinUntil) {
 			// GCCL_NET_SPIN: poll before waiting in the poller.
-			err = px.rxRaw.Read(tryOnce)
+			err = px.raw.Read(tryOnce)
 		} else {
-			err = px.rxRaw.Read(try)
+			err = px.raw.Read(try)
 		}
 		if err != nil {
 			if held {
