@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -294,21 +295,24 @@ func TestNPHostsNetns(t *testing.T) {
 		t.Fatal(err)
 	}
 	probe.Remove()
-	before := namespaces(t)
-	defer func() {
-		for ns := range namespaces(t) {
-			if !before[ns] && strings.HasPrefix(ns, "gc") {
-				exec.Command("ip", "netns", "del", ns).Run()
-			}
-		}
-	}()
 	dir := t.TempDir()
 	asChildren(t, dir)
-	runHosts(t, 3, 3, "--netns", "-b", "8", "-e", "1M", "-f", "64")
+	// Only this job's namespaces are looked at (and removed should the
+	// job fail to): other packages' tests build their own at the same time.
+	_, stderr := runHosts(t, 3, 3, "--netns", "-b", "8", "-e", "1M", "-f", "64")
+	built := regexp.MustCompile(`--netns: hosts ((?:gc[0-9a-f]{4}h\d+ ?)+) on`).FindStringSubmatch(stderr)
+	if built == nil {
+		t.Fatalf("stderr does not name the namespaces built:\n%s", stderr)
+	}
+	mine := strings.Fields(built[1])
+	if len(mine) != 3 {
+		t.Errorf("namespaces %v, want 3", mine)
+	}
 	after := namespaces(t)
-	for ns := range after {
-		if !before[ns] && strings.HasPrefix(ns, "gc") {
+	for _, ns := range mine {
+		if after[ns] {
 			t.Errorf("namespace %s left behind", ns)
+			exec.Command("ip", "netns", "del", ns).Run()
 		}
 	}
 	t.Setenv("GCCL_SOCKET_IFNAME", "eth")
@@ -352,13 +356,13 @@ func TestWithoutLaunchFlags(t *testing.T) {
 
 // runHosts runs an allreduce of np processes as hosts hosts (perf --np
 // --hosts, then extra flags) and checks every record says so and checked.
-func runHosts(t *testing.T, np, hosts int, extra ...string) {
+func runHosts(t *testing.T, np, hosts int, extra ...string) (stdout, stderr string) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "hosts.jsonl")
-	var stdout, errb bytes.Buffer
+	var outb, errb bytes.Buffer
 	args := append([]string{"--np", strconv.Itoa(np), "--hosts", strconv.Itoa(hosts), "-n", "2", "-w", "1", "--out", out}, extra...)
-	if code := Main(AllReduce, args, &stdout, &errb); code != 0 {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), errb.String())
+	if code := Main(AllReduce, args, &outb, &errb); code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, outb.String(), errb.String())
 	}
 	recs, err := results.ReadFile(out)
 	if err != nil || len(recs) == 0 {
@@ -369,6 +373,7 @@ func runHosts(t *testing.T, np, hosts int, extra ...string) {
 			t.Errorf("record of %d B: %d hosts, %d processes, %d wrong; want %d, %d, 0", r.Size, r.NHosts, r.NProcs, r.Wrong, hosts, np)
 		}
 	}
+	return outb.String(), errb.String()
 }
 
 func TestHostsEnv(t *testing.T) {

@@ -35,6 +35,9 @@ func launchProcesses(t *Test, o *Options, args []string, stdout, stderr io.Write
 			return exitInternal
 		}
 		defer hs.Remove()
+		// Name what was built, so a run cut short can be cleaned up by
+		// hand (ip netns del) and a test can check it is gone.
+		fmt.Fprintf(stderr, "%s: --netns: hosts %s on %s0/24, removed at exit\n", prog, strings.Join(hs.NS, " "), hs.Net)
 		netnsPlace(&lo, hs, o.NP/o.Hosts)
 	}
 	code, err := launch.Run(lo)
