@@ -317,9 +317,12 @@ func (c *Comm) enqueueP2P(t task) error {
 	return c.addTask(t)
 }
 
+// kernelKey names a PreMulSum kernel: its scalar by its bits, as -0 and
+// +0 scale to different signs (and are one map key as float64s).
 type kernelKey struct {
-	dt DataType
-	op RedOp
+	dt     DataType
+	op     reduce.Op
+	scalar uint64
 }
 
 // kernel returns the cached reduction kernel for (dt, op): kernels are
@@ -335,7 +338,7 @@ func (c *Comm) kernel(dt DataType, op RedOp) (*reduce.Kernel, error) {
 		}
 		return k, err
 	}
-	key := kernelKey{dt, op}
+	key := kernelKey{dt, op.Op, math.Float64bits(op.Scalar)}
 	if k, ok := c.kernels[key]; ok {
 		return k, nil
 	}

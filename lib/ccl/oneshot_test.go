@@ -2,6 +2,7 @@ package ccl
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -303,6 +304,41 @@ func TestFastPathFollowsShapeAndForce(t *testing.T) {
 	for range comms {
 		if err := <-errs; err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestShapeCacheTellsScalarsApart: a repeated call with PreMulSum's scalar
+// -0 instead of +0 is a new shape (the kernel differs: 1 x -0 is -0), on
+// the fast path and off it.
+func TestShapeCacheTellsScalarsApart(t *testing.T) {
+	for _, algo := range []string{"OneShot", "Ring"} {
+		comms := initT(t, 2, Config{Algo: algo})
+		in := [2][]byte{f32s([]float32{1, 1}), f32s([]float32{1, 1})}
+		out := [2][]byte{make([]byte, 8), make([]byte, 8)}
+		for i, scalar := range []float64{0, math.Copysign(0, -1), 0, math.Copysign(0, -1)} {
+			errs := make(chan error, 2)
+			for r, c := range comms {
+				go func() {
+					if err := c.AllReduce(in[r], out[r], 2, Float32, PreMulSum(scalar)); err != nil {
+						errs <- err
+						return
+					}
+					errs <- c.Synchronize()
+				}()
+			}
+			for range comms {
+				if err := <-errs; err != nil {
+					t.Fatal(err)
+				}
+			}
+			for r := range comms {
+				for j, got := range asF32(out[r]) {
+					if got != 0 || math.Signbit(float64(got)) != math.Signbit(scalar) {
+						t.Errorf("%s call %d (scalar %v): rank %d element %d = %v, want %v", algo, i, scalar, r, j, got, scalar)
+					}
+				}
+			}
 		}
 	}
 }

@@ -73,8 +73,12 @@ func (a *Abort) Aborted() bool { return a.set.Load() }
 // holds, or nil before Trigger.
 func (a *Abort) Err() error {
 	if !a.set.Load() {
-		return nil
+		return nil // small enough to inline: every call checks it
 	}
+	return a.cause()
+}
+
+func (a *Abort) cause() error {
 	<-a.done // err is published before done is closed
 	if errors.Is(a.err, ErrAborted) {
 		return a.err
