@@ -43,7 +43,8 @@ const (
 
 // Board is every rank's part of the one-shot memory.
 type Board struct {
-	parts [][]uint64 // per rank: RankWords words
+	parts [][]uint64        // per rank: RankWords words
+	slots [][Slots][]uint64 // per rank, its parts' slots, sliced once
 	// flagMask keeps the low bits of a round's sequence as its flag;
 	// tests shrink it to make the flags wrap within a few hundred rounds.
 	flagMask uint64
@@ -58,7 +59,13 @@ func NewBoard(parts [][]uint64) *Board {
 			panic("oneshot: NewBoard: a rank's part must be RankWords words")
 		}
 	}
-	return &Board{parts: parts, flagMask: 0xffffffff, clean: cleanPeriod}
+	slots := make([][Slots][]uint64, len(parts))
+	for r, p := range parts {
+		for k := range Slots {
+			slots[r][k] = p[ackWords+k*slotWords : ackWords+(k+1)*slotWords]
+		}
+	}
+	return &Board{parts: parts, slots: slots, flagMask: 0xffffffff, clean: cleanPeriod}
 }
 
 // Lines is the LL lines n payload bytes take.
@@ -66,10 +73,7 @@ func Lines(n int) int { return (n + LineBytes - 1) / LineBytes }
 
 func (b *Board) flag(seq uint64) uint64 { return seq & b.flagMask }
 
-func (b *Board) slot(r int, seq uint64) []uint64 {
-	s := int(seq % Slots)
-	return b.parts[r][ackWords+s*slotWords : ackWords+(s+1)*slotWords]
-}
+func (b *Board) slot(r int, seq uint64) []uint64 { return b.slots[r][seq%Slots] }
 
 // Put writes data as rank r's lines of round seq from line off on. The
 // caller posts a round's every segment before it wakes the readers (the

@@ -84,6 +84,10 @@ const vecBytes = 32
 // over the rest.
 func vectorBinary(vec func(d, a, b *byte, nbytes int), tail binaryFn) binaryFn {
 	return func(d, a, b []byte) {
+		if len(d) < vecBytes { // short (the one-shot's tiny messages): no slicing
+			tail(d, a, b)
+			return
+		}
 		a, b = a[:len(d)], b[:len(d)] // the assembly reads len(d) bytes of each
 		n := len(d) &^ (vecBytes - 1)
 		if n > 0 {
@@ -98,6 +102,10 @@ func vectorBinary(vec func(d, a, b *byte, nbytes int), tail binaryFn) binaryFn {
 // vectorBinaryK is vectorBinary for a loop with a constant operand k.
 func vectorBinaryK[K uint32 | float32 | float64](vec func(d, a, b *byte, nbytes int, k K), k K, tail binaryFn) binaryFn {
 	return func(d, a, b []byte) {
+		if len(d) < vecBytes { // short (the one-shot's tiny messages): no slicing
+			tail(d, a, b)
+			return
+		}
 		a, b = a[:len(d)], b[:len(d)]
 		n := len(d) &^ (vecBytes - 1)
 		if n > 0 {
