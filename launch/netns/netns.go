@@ -14,7 +14,9 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -46,17 +48,12 @@ func Build(n int) (*Hosts, error) {
 	if _, err := exec.LookPath("ip"); err != nil {
 		return nil, fmt.Errorf("%w: no ip command (apt-get install iproute2)", ErrUnsupported)
 	}
-	x, err := freeSubnet()
+	h, err := claim()
 	if err != nil {
 		return nil, err
 	}
-	h := &Hosts{Tag: fmt.Sprintf("gc%04x", rand.IntN(1<<16)), Net: fmt.Sprintf("198.18.%d.", x)}
-	h.BridgeIP = h.Net + "254"
 	br := h.Tag + "br"
-	if out, err := exec.Command("ip", "link", "add", br, "type", "bridge").CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("%w: cannot make a bridge here (%v: %s)", ErrUnsupported, err, strings.TrimSpace(string(out)))
-	}
-	steps := [][]string{{"addr", "add", h.BridgeIP + "/24", "dev", br}, {"link", "set", br, "up"}}
+	steps := [][]string{{"link", "set", br, "up"}}
 	for k := range n {
 		ns := fmt.Sprintf("%sh%d", h.Tag, k)
 		h.NS = append(h.NS, ns)
@@ -75,6 +72,60 @@ func Build(n int) (*Hosts, error) {
 		}
 	}
 	return h, nil
+}
+
+// claim picks a tag and a subnet no other Build on this machine uses and
+// makes the bridge with its address, holding a lock file meanwhile: two
+// jobs (or two test packages) building hosts at once would otherwise pick
+// the same subnet or tag now and then, and fight over them.
+func claim() (*Hosts, error) {
+	lock, err := os.OpenFile(filepath.Join(os.TempDir(), "gccl-netns.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("netns: lock file: %w", err)
+	}
+	defer lock.Close() // and with it the lock
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return nil, fmt.Errorf("netns: locking %s: %w", lock.Name(), err)
+	}
+	x, err := freeSubnet()
+	if err != nil {
+		return nil, err
+	}
+	h := &Hosts{Net: fmt.Sprintf("198.18.%d.", x)}
+	h.BridgeIP = h.Net + "254"
+	for {
+		h.Tag = fmt.Sprintf("gc%04x", rand.IntN(1<<16))
+		if !tagInUse(h.Tag) {
+			break
+		}
+	}
+	br := h.Tag + "br"
+	if out, err := exec.Command("ip", "link", "add", br, "type", "bridge").CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("%w: cannot make a bridge here (%v: %s)", ErrUnsupported, err, strings.TrimSpace(string(out)))
+	}
+	if err := ip("addr", "add", h.BridgeIP+"/24", "dev", br); err != nil {
+		h.Remove()
+		return nil, err
+	}
+	return h, nil
+}
+
+// tagInUse reports whether a link or a namespace of this machine starts
+// with tag.
+func tagInUse(tag string) bool {
+	ifs, _ := net.Interfaces()
+	for _, i := range ifs {
+		if strings.HasPrefix(i.Name, tag) {
+			return true
+		}
+	}
+	nss, _ := os.ReadDir("/run/netns")
+	for _, e := range nss {
+		if strings.HasPrefix(e.Name(), tag) {
+			return true
+		}
+	}
+	return false
 }
 
 // freeSubnet picks X of a 198.18.X.0/24 no interface of this namespace

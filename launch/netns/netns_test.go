@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -56,5 +57,40 @@ func TestBuildLinkRemove(t *testing.T) {
 	}
 	if out, _ := exec.Command("ip", "-o", "link").Output(); strings.Contains(string(out), h.Tag) {
 		t.Errorf("links left after Remove:\n%s", out)
+	}
+}
+
+// Builds at once (as go test ./... runs several packages' tests) claim
+// distinct subnets and tags.
+func TestBuildsAtOnceDoNotCollide(t *testing.T) {
+	const n = 6
+	hs := make([]*Hosts, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			hs[i], errs[i] = Build(1)
+		}()
+	}
+	wg.Wait()
+	for _, h := range hs {
+		if h != nil {
+			defer h.Remove()
+		}
+	}
+	nets, tags := map[string]bool{}, map[string]bool{}
+	for i, err := range errs {
+		if errors.Is(err, ErrUnsupported) {
+			t.Skipf("skipping: %v (CI runs as root with iproute2)", err)
+		}
+		if err != nil {
+			t.Fatalf("build %d: %v", i, err)
+		}
+		if nets[hs[i].Net] || tags[hs[i].Tag] {
+			t.Errorf("build %d: subnet %s0/24 or tag %s claimed twice", i, hs[i].Net, hs[i].Tag)
+		}
+		nets[hs[i].Net], tags[hs[i].Tag] = true, true
 	}
 }
