@@ -172,7 +172,38 @@ func RunP2P(w *proto.Waiter, queues ...[]*Xfer) error {
 					}
 				}
 			}
-			if err := w.WaitKickYield(anyReady, kick, func() string { return describe(queues, current) }, yieldFor); err != nil {
+			// Receives whose network socket this goroutine polls (CanRecv)
+			// are held until it parks: their proxies leave the sockets to
+			// it meanwhile (proto.Fifo.Hold).
+			holding := false
+			for i := range queues {
+				if x := current(i); x != nil && x.Recv != nil && x.Recv.Hold(len(x.next())) {
+					holding = true
+				}
+			}
+			what := func() string { return describe(queues, current) }
+			if !holding {
+				if err := w.WaitKickYield(anyReady, kick, what, yieldFor); err != nil {
+					return err
+				}
+				continue
+			}
+			arrived := func() bool {
+				for i := range queues {
+					if x := current(i); x != nil && (x.Send != nil && x.Send.CanSend(1) || x.Recv != nil && x.Recv.Arrived(1, len(x.next()))) {
+						return true
+					}
+				}
+				return false
+			}
+			unhold := func() {
+				for i := range queues {
+					if x := current(i); x != nil && x.Recv != nil && x.Recv.F.Hold != nil {
+						x.Recv.Unhold()
+					}
+				}
+			}
+			if err := w.WaitKickPark(anyReady, arrived, unhold, kick, what, yieldFor); err != nil {
 				return err
 			}
 		}

@@ -67,6 +67,12 @@ type Fifo struct {
 	// published anything. It never blocks. Optional; set once at
 	// connection time.
 	Poll func() bool
+	// Hold, with Poll, tells the transport that a rank polls this FIFO
+	// while it waits for it (true, as the wait starts) and that it stopped
+	// (false, as it is about to park): between the two the proxy may leave
+	// the socket to the rank instead of being woken for every frame the
+	// rank reads first. Optional; set once at connection time.
+	Hold func(on bool)
 
 	// Overrun is a test hook: when non-nil it is called if the sender is
 	// ever about to write a slot the receiver has not released.
@@ -138,7 +144,15 @@ type postLog struct {
 func (f *Fifo) waitRecv(nbytes int, ready func() bool, what func() string) error {
 	if poll := f.Poll; poll != nil && nbytes <= PollMaxBytes {
 		arrived := ready
-		ready = func() bool { return arrived() || poll() && arrived() }
+		polling := func() bool { return arrived() || poll() && arrived() }
+		if f.Hold == nil {
+			return f.RecvWaiter.waitKick(polling, f.SendKick, what, f.YieldFor(f.RecvWaiter))
+		}
+		f.Hold(true)
+		// Parked, the rank no longer polls: the proxy reads again, and the
+		// park looks only at the FIFO (a poll there would take the socket
+		// back from the proxy it just handed it to).
+		return f.RecvWaiter.waitKickPark(polling, arrived, func() { f.Hold(false) }, f.SendKick, what, f.YieldFor(f.RecvWaiter))
 	}
 	return f.RecvWaiter.waitKick(ready, f.SendKick, what, f.YieldFor(f.RecvWaiter))
 }
@@ -430,6 +444,25 @@ func (e *RecvEnd) CanRecv(steps, nbytes int) bool {
 	}
 	return e.F.Poll != nil && nbytes <= PollMaxBytes && e.F.Poll() && e.canRecv(steps, nbytes)
 }
+
+// Arrived is CanRecv without polling the network: what a parked waiter
+// looks at (see Fifo.Hold).
+func (e *RecvEnd) Arrived(steps, nbytes int) bool { return e.canRecv(steps, nbytes) }
+
+// Hold tells the transport that the caller will poll this end (CanRecv)
+// for a step of nbytes while it waits, until it calls Unhold as it parks;
+// it reports whether there was anything to tell (see Fifo.Hold).
+func (e *RecvEnd) Hold(nbytes int) bool {
+	f := e.F
+	if f.Hold == nil || f.Poll == nil || nbytes > PollMaxBytes {
+		return false
+	}
+	f.Hold(true)
+	return true
+}
+
+// Unhold ends Hold: the caller is about to park.
+func (e *RecvEnd) Unhold() { e.F.Hold(false) }
 
 // PollMaxBytes is the largest step whose receiver polls the network itself
 // (Fifo.Poll): a small message's. Larger steps come in streams, which the

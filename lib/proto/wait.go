@@ -285,6 +285,17 @@ func (w *Waiter) WaitKickYield(ready func() bool, kick func(), what func() strin
 
 // waitKick is WaitKick with the yield phase bounded by yieldFor.
 func (w *Waiter) waitKick(ready func() bool, kick func(), what func() string, yieldFor time.Duration) error {
+	return w.waitKickPark(ready, ready, nil, kick, what, yieldFor)
+}
+
+// WaitKickPark is WaitKickYield that parks on parkReady, after calling
+// parking (when set): for a wait whose ready does work only a waiter that
+// spins should do (a rank polling a socket, see Fifo.Hold).
+func (w *Waiter) WaitKickPark(ready, parkReady func() bool, parking func(), kick func(), what func() string, yieldFor time.Duration) error {
+	return w.waitKickPark(ready, parkReady, parking, kick, what, yieldFor)
+}
+
+func (w *Waiter) waitKickPark(ready, parkReady func() bool, parking func(), kick func(), what func() string, yieldFor time.Duration) error {
 	for i := 0; i < spinIters; i++ {
 		if ready() {
 			return nil
@@ -336,7 +347,10 @@ func (w *Waiter) waitKick(ready func() bool, kick func(), what func() string, yi
 	if !kicked {
 		kick()
 	}
-	return w.park(ready, what, start)
+	if parking != nil {
+		parking()
+	}
+	return w.park(parkReady, what, start)
 }
 
 // Spin waits for ready by spinning alone, for SpinFor (nothing when it is

@@ -179,6 +179,7 @@ func (t Net) Connect(req Request) (*Conn, error) {
 	f.SendWaiter = px.waiter // a released slot wakes the proxy
 	if req.Proto != proto.Simple && canPollLines {
 		f.Poll = px.poll // a waiting rank reads small frames itself
+		f.Hold = px.hold
 	}
 	return &Conn{RecvSide: f, Start: px.startRecv, Close: px.close, proxy: px}, nil
 }

@@ -11,7 +11,7 @@ func writeNow(raw syscall.RawConn, b []byte) int {
 	n := 0
 	_ = raw.Write(func(fd uintptr) bool {
 		for n < len(b) {
-			m, err := syscall.Write(int(fd), b[n:])
+			m, err := rawWrite(int(fd), b[n:])
 			if err == syscall.EINTR {
 				continue
 			}
