@@ -646,8 +646,15 @@ func (c *Comm) kickAll() {
 // newPlan returns an empty plan, reusing one that has finished: steady
 // operation allocates nothing per call.
 func (c *Comm) newPlan() *plan {
-	if len(c.inflight) > 0 && c.finished.Load() == c.enqueued {
-		c.recyclePlans()
+	if len(c.inflight) > 0 {
+		// Plans finish in stream order: recycle those that have, so that a
+		// caller that enqueues without synchronizing (nccl-tests' timing
+		// loop: every iteration, then one wait) does not pile up plans.
+		done, k := c.finished.Load(), 0
+		for k < len(c.inflight) && c.inflight[k].seq != 0 && c.inflight[k].seq <= done {
+			k++
+		}
+		c.recycleFirst(k)
 	}
 	var pl *plan
 	if n := len(c.freePlans); n > 0 {
@@ -656,14 +663,22 @@ func (c *Comm) newPlan() *plan {
 	} else {
 		pl = &plan{comm: c, work: make([]chanWork, len(c.channels))}
 	}
+	pl.seq = 0 // not in the stream yet: never recycled before its launch
 	c.inflight = append(c.inflight, pl)
 	return pl
 }
 
 // recyclePlans returns every in-flight plan to the free list; called only
-// when all of them have finished. It drops the user buffers they reference.
-func (c *Comm) recyclePlans() {
-	for _, pl := range c.inflight {
+// when all of them have finished.
+func (c *Comm) recyclePlans() { c.recycleFirst(len(c.inflight)) }
+
+// recycleFirst returns the first k in-flight plans, all finished, to the
+// free list. It drops the user buffers they reference.
+func (c *Comm) recycleFirst(k int) {
+	if k == 0 {
+		return
+	}
+	for _, pl := range c.inflight[:k] {
 		for i := range pl.work {
 			w := &pl.work[i]
 			clear(w.colls)
@@ -674,6 +689,7 @@ func (c *Comm) recyclePlans() {
 		pl.finalCopies = pl.finalCopies[:0]
 		c.freePlans = append(c.freePlans, pl)
 	}
-	clear(c.inflight)
-	c.inflight = c.inflight[:0]
+	rest := copy(c.inflight, c.inflight[k:])
+	clear(c.inflight[rest:])
+	c.inflight = c.inflight[:rest]
 }

@@ -342,3 +342,48 @@ func TestShapeCacheTellsScalarsApart(t *testing.T) {
 		}
 	}
 }
+
+// TestQueuedOperationsStayBounded: ranks that enqueue thousands of
+// operations without synchronizing (nccl-tests' timing loop) hold at most
+// MaxInFlight plans, the plans are reused, and every result is exact.
+func TestQueuedOperationsStayBounded(t *testing.T) {
+	for _, algo := range []string{"OneShot", "Ring"} {
+		comms := initT(t, 2, Config{Algo: algo})
+		const ops = 3 * MaxInFlight
+		errs := make(chan error, 2)
+		for _, c := range comms {
+			go func() {
+				errs <- func() error {
+					in, out := make([]byte, ops*8), make([]byte, ops*8)
+					for i := range ops {
+						copy(in[i*8:], f32s([]float32{float32(c.Rank() + i), float32(c.Rank() * i)}))
+						if err := c.AllReduce(in[i*8:i*8+8], out[i*8:i*8+8], 2, Float32, Sum); err != nil {
+							return err
+						}
+						if n := len(c.inflight); n > MaxInFlight+1 {
+							return fmt.Errorf("rank %d op %d: %d plans held, want at most %d", c.Rank(), i, n, MaxInFlight+1)
+						}
+					}
+					if err := c.Synchronize(); err != nil {
+						return err
+					}
+					if n := len(c.inflight) + len(c.freePlans); n > MaxInFlight+1 {
+						return fmt.Errorf("rank %d: %d plans made for %d operations, want at most %d", c.Rank(), n, ops, MaxInFlight+1)
+					}
+					for i := range ops {
+						got := asF32(out[i*8 : i*8+8])
+						if want := []float32{float32(1 + 2*i), float32(i)}; got[0] != want[0] || got[1] != want[1] {
+							return fmt.Errorf("rank %d op %d: %v, want %v", c.Rank(), i, got, want)
+						}
+					}
+					return nil
+				}()
+			}()
+		}
+		for range comms {
+			if err := <-errs; err != nil {
+				t.Fatalf("%s: %v", algo, err)
+			}
+		}
+	}
+}

@@ -146,3 +146,49 @@ func BenchmarkSpinRoundTrip(b *testing.B) {
 	b.ReportMetric(worst.Seconds()*1e6, "max_us")
 	b.ReportMetric(0, "ns/op")
 }
+
+// BenchmarkQueuedSmallAllReduce is nccl-tests' timing loop: every rank
+// enqueues its operations back to back, each on the next slot of a larger
+// buffer (perf rotates buffers so), and synchronizes once at the end: the
+// call path a repeated shape cannot shortcut, with up to b.N operations
+// in flight.
+func BenchmarkQueuedSmallAllReduce(b *testing.B) {
+	for _, size := range []int{8, 1024} {
+		b.Run("size="+sizeName(size), func(b *testing.B) {
+			comms, err := InitAll(2, Config{Timeout: time.Minute})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer func() {
+				for _, c := range comms {
+					c.Destroy()
+				}
+			}()
+			const slots = 64
+			b.ReportAllocs()
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			for _, c := range comms {
+				wg.Add(1)
+				go func(c *Comm) {
+					defer wg.Done()
+					in, out := make([]byte, slots*size), make([]byte, slots*size)
+					for i := 0; i < b.N; i++ {
+						s := i % slots * size
+						if err := c.AllReduce(in[s:s+size], out[s:s+size], size/4, Float32, Sum); err != nil {
+							b.Error(err)
+							return
+						}
+						if i == b.N-1 {
+							if err := c.Synchronize(); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					}
+				}(c)
+			}
+			wg.Wait()
+		})
+	}
+}
