@@ -231,8 +231,9 @@ func overlaps(a, b []byte) bool {
 
 func sameStart(a, b []byte) bool { return len(a) > 0 && len(b) > 0 && addr(a) == addr(b) }
 
-// validateColl checks a collective's arguments and fills in its derived fields.
-func (c *Comm) validateColl(t *task) error {
+// validateColl checks a collective's arguments and fills in its derived
+// fields. It returns the bytes its send and recv buffers must hold.
+func (c *Comm) validateColl(t *task) (needSend, needRecv int, err error) {
 	n, elt := c.Size(), t.dt.Size()
 	sendBlocks, recvBlocks := 1, 1
 	switch t.coll {
@@ -242,7 +243,7 @@ func (c *Comm) validateColl(t *task) error {
 		sendBlocks = n
 	case CollBroadcast, CollReduce:
 		if err := c.checkRoot(t.coll, t.root); err != nil {
-			return err
+			return 0, 0, err
 		}
 		if t.coll == CollBroadcast && c.rank != t.root {
 			sendBlocks = 0
@@ -252,34 +253,45 @@ func (c *Comm) validateColl(t *task) error {
 		}
 	}
 	if err := c.checkBuffers(t.coll, t.send, t.recv, t.count, t.dt, sendBlocks, recvBlocks); err != nil {
-		return err
+		return 0, 0, err
 	}
 	t.elt = elt
 	if t.coll == CollAllReduce || t.coll == CollReduceScatter || t.coll == CollReduce {
 		if !t.op.Op.Valid() {
-			return fmt.Errorf("ccl: %s: unknown reduction %d (valid: sum, prod, max, min, avg, premulsum)", t.coll, int(t.op.Op))
+			return 0, 0, fmt.Errorf("ccl: %s: unknown reduction %d (valid: sum, prod, max, min, avg, premulsum)", t.coll, int(t.op.Op))
 		}
 		k, err := c.kernel(t.dt, t.op)
 		if err != nil {
-			return fmt.Errorf("ccl: %s: %w", t.coll, err)
+			return 0, 0, fmt.Errorf("ccl: %s: %w", t.coll, err)
 		}
 		t.kernel = k
 	}
-	// In place means the exact aliasing NCCL defines; any other overlap is an error.
-	in := t.send[:t.count*elt*sendBlocks]
-	out := t.recv[:t.count*elt*recvBlocks]
+	needSend, needRecv = t.count*elt*sendBlocks, t.count*elt*recvBlocks
+	var overlap bool
+	if t.inPlace, overlap = c.placement(t, needSend, needRecv); overlap {
+		return 0, 0, c.overlapError(t)
+	}
+	return needSend, needRecv, nil
+}
+
+// placement reports whether t runs in place, the exact aliasing NCCL
+// defines, given the bytes of its buffers it uses (which they hold), and
+// whether they overlap otherwise (an error: overlapError).
+func (c *Comm) placement(t *task, needSend, needRecv int) (inPlace, overlap bool) {
+	in, out := t.send[:needSend], t.recv[:needRecv]
 	switch t.coll {
 	case CollAllGather:
-		t.inPlace = sameStart(in, out[c.rank*t.count*elt:])
+		inPlace = sameStart(in, out[c.rank*needSend:])
 	case CollReduceScatter:
-		t.inPlace = sameStart(out, in[c.rank*t.count*elt:])
+		inPlace = sameStart(out, in[c.rank*needRecv:])
 	default:
-		t.inPlace = sameStart(in, out)
+		inPlace = sameStart(in, out)
 	}
-	if !t.inPlace && overlaps(in, out) {
-		return fmt.Errorf("ccl: %s on rank %d: send and recv buffers overlap without being in place", t.coll, c.rank)
-	}
-	return nil
+	return inPlace, !inPlace && overlaps(in, out)
+}
+
+func (c *Comm) overlapError(t *task) error {
+	return fmt.Errorf("ccl: %s on rank %d: send and recv buffers overlap without being in place", t.coll, c.rank)
 }
 
 func (c *Comm) enqueueColl(t task) error {

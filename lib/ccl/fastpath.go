@@ -3,7 +3,6 @@ package ccl
 import (
 	"math"
 	"runtime"
-	"unsafe"
 
 	"github.com/gccl/gccl/lib/oneshot"
 	"github.com/gccl/gccl/lib/proto"
@@ -13,9 +12,11 @@ import (
 
 // The call path of a repeated small collective. Two shortcuts:
 //
-//   - The shape cache: a call with the same collective, buffers, count,
-//     type, reduction and root as the last valid one skips validation
-//     (nothing it checks can have changed) and reuses what it derived.
+//   - The shape cache: a call with the same collective, count, type,
+//     reduction and root as the last valid one, and buffers that hold
+//     enough, skips validation but for where its buffers lie (in place or
+//     not, overlapping or not) and reuses what it derived. Buffers are not
+//     part of the shape: nccl-tests, as perf, moves them every iteration.
 //   - The one-shot fast path: a collective outside a group, decided
 //     OneShot, with nothing of the communicator in flight, is not planned
 //     nor queued. The caller posts its first round at once and keeps the
@@ -23,49 +24,55 @@ import (
 //     goroutine. Any other call first queues the kept work on channel 0 as
 //     an ordinary plan (materializeFast), so the stream order holds.
 
-// shapeCache is the last valid collective's inputs (what validation
-// depends on) and what validation derived from them. Owned by the calling
-// goroutine. gen changes whenever the cached shape does (or Force changes
-// the decisions): what was derived for one generation (the fast path's
-// work) holds for it alone.
+// shapeCache is the last valid collective's shape (what validation
+// depends on, but for the buffers themselves) and what validation derived
+// from it. Owned by the calling goroutine. gen changes whenever the cached
+// shape does (or Force changes the decisions): what was derived for one
+// generation (the fast path's work, but for its buffers) holds for it alone.
 type shapeCache struct {
-	valid            bool
-	gen              uint64
-	coll             Coll
-	send, recv       *byte
-	sendLen, recvLen int
-	count            int
-	dt               DataType
-	op               RedOp
-	root             int
-	elt              int
-	kernel           *reduce.Kernel
-	inPlace          bool
+	valid              bool
+	gen                uint64
+	coll               Coll
+	count              int
+	dt                 DataType
+	op                 RedOp
+	root               int
+	needSend, needRecv int // the bytes of the buffers the call uses
+	elt                int
+	kernel             *reduce.Kernel
+	inPlace            bool
 }
 
-// matches reports whether t repeats the cached call, field by field (a
-// struct compare of the whole key cost ~85 instructions a call, callgrind).
+// matches reports whether t repeats the cached shape, field by field (a
+// struct compare of the whole key cost ~85 instructions a call, callgrind),
+// with buffers that hold the bytes it uses.
 func (s *shapeCache) matches(t *task) bool {
-	return s.valid && s.send == unsafe.SliceData(t.send) && s.recv == unsafe.SliceData(t.recv) &&
-		s.count == t.count && s.sendLen == len(t.send) && s.recvLen == len(t.recv) &&
-		s.coll == t.coll && s.dt == t.dt && s.root == t.root &&
-		s.op.Op == t.op.Op && math.Float64bits(s.op.Scalar) == math.Float64bits(t.op.Scalar) // -0 is not +0
+	return s.valid && s.count == t.count && s.coll == t.coll && s.dt == t.dt && s.root == t.root &&
+		s.op.Op == t.op.Op && math.Float64bits(s.op.Scalar) == math.Float64bits(t.op.Scalar) && // -0 is not +0
+		len(t.send) >= s.needSend && len(t.recv) >= s.needRecv
 }
 
-// validateCached is validateColl, skipped when t repeats the last valid call.
+// validateCached is validateColl, skipped but for the buffers' placement
+// when t repeats the last valid shape in the same placement.
 func (c *Comm) validateCached(t *task) error {
 	if s := &c.shape; s.matches(t) {
-		t.elt, t.kernel, t.inPlace = s.elt, s.kernel, s.inPlace
-		return nil
+		inPlace, overlap := c.placement(t, s.needSend, s.needRecv)
+		if overlap {
+			return c.overlapError(t)
+		}
+		if inPlace == s.inPlace {
+			t.elt, t.kernel, t.inPlace = s.elt, s.kernel, inPlace
+			return nil
+		}
 	}
 	c.shape.gen++
-	if err := c.validateColl(t); err != nil {
+	needSend, needRecv, err := c.validateColl(t)
+	if err != nil {
 		c.shape.valid = false
 		return err
 	}
-	c.shape = shapeCache{valid: true, gen: c.shape.gen,
-		coll: t.coll, send: unsafe.SliceData(t.send), recv: unsafe.SliceData(t.recv), sendLen: len(t.send), recvLen: len(t.recv),
-		count: t.count, dt: t.dt, op: t.op, root: t.root, elt: t.elt, kernel: t.kernel, inPlace: t.inPlace}
+	c.shape = shapeCache{valid: true, gen: c.shape.gen, coll: t.coll, count: t.count, dt: t.dt, op: t.op, root: t.root,
+		needSend: needSend, needRecv: needRecv, elt: t.elt, kernel: t.kernel, inPlace: t.inPlace}
 	return nil
 }
 
@@ -94,6 +101,7 @@ func (c *Comm) tryFast(t *task) bool {
 		return false
 	}
 	w := &f.work
+	w.in, w.out = t.send, t.recv // the shape's work, this call's buffers
 	posts := w.posts(c.rank)
 	s := c.os
 	if posts && !c.slotFree(s.seq+1) {

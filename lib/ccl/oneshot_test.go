@@ -387,3 +387,79 @@ func TestQueuedOperationsStayBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestShapeCacheFollowsBuffers: calls of one shape whose buffers move
+// every iteration (nccl-tests' and perf's rotation) keep the cached shape
+// and the fast path's work, each reading and writing its own buffers;
+// switching between in place and out of place is a new shape; and a
+// cached shape still refuses buffers that overlap without being in place.
+func TestShapeCacheFollowsBuffers(t *testing.T) {
+	const n, slots, count = 3, 16, 4
+	for _, algo := range []string{"OneShot", "Ring"} {
+		comms := initT(t, n, Config{Algo: algo})
+		send := make([][]byte, n)
+		recv := make([][]byte, n)
+		for r := range comms {
+			send[r], recv[r] = make([]byte, slots*count*4), make([]byte, slots*count*4)
+		}
+		// call i: slot i%slots; in place when inPlace(i). Every element of
+		// rank r's input is r+i, so each output element is sum_r(r+i).
+		run := func(i int, inPlace bool) {
+			t.Helper()
+			off := (i % slots) * count * 4
+			errs := make(chan error, n)
+			for r, c := range comms {
+				go func() {
+					in, out := send[r][off:off+count*4], recv[r][off:off+count*4]
+					if inPlace {
+						in = out
+					}
+					vals := make([]float32, count)
+					for j := range vals {
+						vals[j] = float32(r + i)
+					}
+					copy(in, f32s(vals))
+					if err := c.AllReduce(in, out, count, Float32, Sum); err != nil {
+						errs <- err
+						return
+					}
+					errs <- c.Synchronize()
+				}()
+			}
+			for range comms {
+				if err := <-errs; err != nil {
+					t.Fatalf("%s call %d: %v", algo, i, err)
+				}
+			}
+			want := float32(n*(n-1)/2 + n*i)
+			for r := range comms {
+				for j, got := range asF32(recv[r][off : off+count*4]) {
+					if got != want {
+						t.Fatalf("%s call %d (in place %v): rank %d element %d = %v, want %v", algo, i, inPlace, r, j, got, want)
+					}
+				}
+			}
+		}
+		run(0, false)
+		gen := comms[0].shape.gen
+		for i := 1; i < 3*slots; i++ {
+			run(i, false)
+		}
+		if g := comms[0].shape.gen; g != gen {
+			t.Errorf("%s: rotating buffers changed the shape generation %d -> %d", algo, gen, g)
+		}
+		if algo == "OneShot" && comms[0].fast.gen != gen {
+			t.Errorf("%s: the fast path's work is of generation %d, the shape's %d", algo, comms[0].fast.gen, gen)
+		}
+		for i := 3 * slots; i < 4*slots; i++ {
+			run(i, i%3 == 0)
+		}
+		// Overlapping, not in place: refused on a cached shape, alone on rank 0.
+		c := comms[0]
+		err := c.AllReduce(recv[0][0:count*4], recv[0][4:4+count*4], count, Float32, Sum)
+		if err == nil || !strings.Contains(err.Error(), "overlap") {
+			t.Errorf("%s: overlapping buffers of a cached shape: err = %v, want an overlap error", algo, err)
+		}
+		run(4*slots, false)
+	}
+}
