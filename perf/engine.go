@@ -26,6 +26,18 @@ type point struct {
 	root  int
 	param int   // elements per call
 	bytes int64 // the row's size column
+	// sendLen and recvLen are the bytes of a call's send and recv buffers,
+	// worked out once per point (newPoint): the timing loop's every call
+	// slices them.
+	sendLen, recvLen int
+}
+
+// newPoint is the point of one size, type, reduction and root.
+func newPoint(t *Test, size int64, dt reduce.DataType, op reduce.Op, root, n int) point {
+	p := point{size: size, dt: dt, op: op, root: root}
+	p.param, p.bytes = t.Counts(size, dt.Size(), n)
+	p.sendLen, p.recvLen = t.bufLens(p.param, dt.Size(), n)
+	return p
 }
 
 // measurement is one placement of one point, combined over threads.
@@ -116,10 +128,8 @@ func (r *runner) n() int { return r.total }
 // views returns rank's send and recv slices for a call of param elements at
 // rotation slot shift (bytes), out of place or in place.
 func (r *runner) views(rank int, p point, inPlace bool, shift int) (send, recv []byte) {
-	elt := p.dt.Size()
-	b := p.param * elt
-	n := r.n()
-	sendLen, recvLen := r.t.bufLens(p.param, elt, n)
+	b := p.param * p.dt.Size()
+	sendLen, recvLen := p.sendLen, p.recvLen
 	rb := r.bufs[rank-r.base]
 	if inPlace {
 		base := rb.recv[shift:]
@@ -129,10 +139,7 @@ func (r *runner) views(rank int, p point, inPlace bool, shift int) (send, recv [
 }
 
 // slotBytes is the span one call occupies, for rotation.
-func (r *runner) slotBytes(p point) int {
-	send, recv := r.t.bufLens(p.param, p.dt.Size(), r.n())
-	return max(send, recv, 1)
-}
+func (r *runner) slotBytes(p point) int { return max(p.sendLen, p.recvLen, 1) }
 
 // fit is how many rotation slots fit in the buffers.
 func (r *runner) fit(p point) int {

@@ -328,8 +328,7 @@ func (e *engine) eachPoint(sizes []int64, ops []reduce.Op, roots []int, f func(p
 						if _, stop := e.interrupted(); stop {
 							return errInterrupted
 						}
-						p := point{size: size, dt: dt, op: op, root: root}
-						p.param, p.bytes = e.t.Counts(size, dt.Size(), e.n)
+						p := newPoint(e.t, size, dt, op, root, e.n)
 						if err := f(p); err != nil {
 							return err
 						}

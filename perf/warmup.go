@@ -40,8 +40,7 @@ func (e *engine) warmUp(r *runner, sizes []int64, ops []reduce.Op, roots []int, 
 				}
 			}
 			for size := lo; ; size = min(2*size, hi) {
-				p := point{size: size, dt: dt, op: ops[0], root: roots[0]}
-				p.param, p.bytes = e.t.Counts(size, dt.Size(), e.n)
+				p := newPoint(e.t, size, dt, ops[0], roots[0], e.n)
 				if err := r.checkTimedFits(p); err != nil {
 					return err // as measure would: before a call runs off the buffers
 				}
