@@ -62,3 +62,48 @@ func TestNetSpin(t *testing.T) {
 		}
 	}
 }
+
+// TestIdleChannelSpinsLikeItsPlans: a channel goroutine that ran a plan
+// whose runners fit the processors spins like it when idle, on channels
+// but 0 (whose work the caller runs); where the plans back off (more
+// runners than processors) it does not spin at all.
+func TestIdleChannelSpinsLikeItsPlans(t *testing.T) {
+	for _, c := range []struct {
+		procs int
+		spin  time.Duration
+	}{{16, longSpinFor}, {1, 0}} {
+		prev := runtime.GOMAXPROCS(c.procs)
+		comms := initT(t, 2, Config{Algo: "Ring", Proto: "Simple", NChannels: 2})
+		runtime.GOMAXPROCS(prev)
+		const count = 1 << 16 // enough for both channels
+		errs := make(chan error, 2)
+		for _, comm := range comms {
+			go func() {
+				buf := make([]byte, 4*count)
+				if err := comm.AllReduce(buf, buf, count, Float32, Sum); err != nil {
+					errs <- err
+					return
+				}
+				errs <- comm.Synchronize()
+			}()
+		}
+		for range comms {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, comm := range comms {
+			// After Destroy the channel goroutines have exited: their
+			// fields may be read.
+			if err := comm.Destroy(); err != nil {
+				t.Fatal(err)
+			}
+			if got := comm.channels[0].idleSpin; got != 0 {
+				t.Errorf("procs %d: rank %d channel 0 idle spin %v, want 0", c.procs, comm.Rank(), got)
+			}
+			if got := comm.channels[1].idleSpin; got != c.spin {
+				t.Errorf("procs %d: rank %d channel 1 idle spin %v, want %v", c.procs, comm.Rank(), got, c.spin)
+			}
+		}
+	}
+}
