@@ -76,21 +76,14 @@ func TestIdleChannelSpinsLikeItsPlans(t *testing.T) {
 		comms := initT(t, 2, Config{Algo: "Ring", Proto: "Simple", NChannels: 2})
 		runtime.GOMAXPROCS(prev)
 		const count = 1 << 16 // enough for both channels
-		errs := make(chan error, 2)
-		for _, comm := range comms {
-			go func() {
-				buf := make([]byte, 4*count)
-				if err := comm.AllReduce(buf, buf, count, Float32, Sum); err != nil {
-					errs <- err
-					return
-				}
-				errs <- comm.Synchronize()
-			}()
-		}
-		for range comms {
-			if err := <-errs; err != nil {
-				t.Fatal(err)
+		if err := perRankErr(comms, func(comm *Comm) error {
+			buf := make([]byte, 4*count)
+			if err := comm.AllReduce(buf, buf, count, Float32, Sum); err != nil {
+				return err
 			}
+			return comm.Synchronize()
+		}); err != nil {
+			t.Fatal(err)
 		}
 		for _, comm := range comms {
 			// After Destroy the channel goroutines have exited: their

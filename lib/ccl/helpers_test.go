@@ -43,6 +43,20 @@ func perRank(comms []*Comm, f func(c *Comm)) {
 	wg.Wait()
 }
 
+// perRankErr runs f for every rank in its own goroutine, waits, and
+// returns the first error any returned.
+func perRankErr(comms []*Comm, f func(c *Comm) error) error {
+	errs := make(chan error, len(comms))
+	perRank(comms, func(c *Comm) { errs <- f(c) })
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // pattern fills n bytes with a value that depends on (tag, i).
 func pattern(tag, n int) []byte {
 	b := make([]byte, n)

@@ -317,20 +317,13 @@ func TestShapeCacheTellsScalarsApart(t *testing.T) {
 		in := [2][]byte{f32s([]float32{1, 1}), f32s([]float32{1, 1})}
 		out := [2][]byte{make([]byte, 8), make([]byte, 8)}
 		for i, scalar := range []float64{0, math.Copysign(0, -1), 0, math.Copysign(0, -1)} {
-			errs := make(chan error, 2)
-			for r, c := range comms {
-				go func() {
-					if err := c.AllReduce(in[r], out[r], 2, Float32, PreMulSum(scalar)); err != nil {
-						errs <- err
-						return
-					}
-					errs <- c.Synchronize()
-				}()
-			}
-			for range comms {
-				if err := <-errs; err != nil {
-					t.Fatal(err)
+			if err := perRankErr(comms, func(c *Comm) error {
+				if err := c.AllReduce(in[c.Rank()], out[c.Rank()], 2, Float32, PreMulSum(scalar)); err != nil {
+					return err
 				}
+				return c.Synchronize()
+			}); err != nil {
+				t.Fatal(err)
 			}
 			for r := range comms {
 				for j, got := range asF32(out[r]) {
@@ -407,29 +400,23 @@ func TestShapeCacheFollowsBuffers(t *testing.T) {
 		run := func(i int, inPlace bool) {
 			t.Helper()
 			off := (i % slots) * count * 4
-			errs := make(chan error, n)
-			for r, c := range comms {
-				go func() {
-					in, out := send[r][off:off+count*4], recv[r][off:off+count*4]
-					if inPlace {
-						in = out
-					}
-					vals := make([]float32, count)
-					for j := range vals {
-						vals[j] = float32(r + i)
-					}
-					copy(in, f32s(vals))
-					if err := c.AllReduce(in, out, count, Float32, Sum); err != nil {
-						errs <- err
-						return
-					}
-					errs <- c.Synchronize()
-				}()
-			}
-			for range comms {
-				if err := <-errs; err != nil {
-					t.Fatalf("%s call %d: %v", algo, i, err)
+			if err := perRankErr(comms, func(c *Comm) error {
+				r := c.Rank()
+				in, out := send[r][off:off+count*4], recv[r][off:off+count*4]
+				if inPlace {
+					in = out
 				}
+				vals := make([]float32, count)
+				for j := range vals {
+					vals[j] = float32(r + i)
+				}
+				copy(in, f32s(vals))
+				if err := c.AllReduce(in, out, count, Float32, Sum); err != nil {
+					return err
+				}
+				return c.Synchronize()
+			}); err != nil {
+				t.Fatalf("%s call %d: %v", algo, i, err)
 			}
 			want := float32(n*(n-1)/2 + n*i)
 			for r := range comms {
