@@ -242,6 +242,15 @@ func TestNetRankReadsFrames(t *testing.T) {
 				size = 8 * 16 * proto.LL128LineBytes
 			}
 			s, r, _, rc := netPair(t, p, size, abort)
+			// The rank reads the socket only once its proxy has the
+			// connection (rx.ready), and a rank that found nothing to read
+			// parks until the proxy publishes, which the hold forbids
+			// here: wait for the connection before the first receive.
+			for deadline := time.Now().Add(5 * time.Second); !rc.proxy.rx.ready.Load(); time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("the receiving proxy never got its connection")
+				}
+			}
 			send := func(i int) []byte {
 				b := make([]byte, 1+i%s.F.StepData())
 				for o := range b {
