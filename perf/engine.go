@@ -127,7 +127,7 @@ func (r *runner) n() int { return r.total }
 
 // views returns rank's send and recv slices for a call of param elements at
 // rotation slot shift (bytes), out of place or in place.
-func (r *runner) views(rank int, p point, inPlace bool, shift int) (send, recv []byte) {
+func (r *runner) views(rank int, p *point, inPlace bool, shift int) (send, recv []byte) {
 	b := p.param * p.dt.Size()
 	sendLen, recvLen := p.sendLen, p.recvLen
 	rb := r.bufs[rank-r.base]
@@ -139,17 +139,17 @@ func (r *runner) views(rank int, p point, inPlace bool, shift int) (send, recv [
 }
 
 // slotBytes is the span one call occupies, for rotation.
-func (r *runner) slotBytes(p point) int { return max(p.sendLen, p.recvLen, 1) }
+func (r *runner) slotBytes(p *point) int { return max(p.sendLen, p.recvLen, 1) }
 
 // fit is how many rotation slots fit in the buffers.
-func (r *runner) fit(p point) int {
+func (r *runner) fit(p *point) int {
 	return max(1, (len(r.bufs[0].recv)-r.unalignBytes(p))/r.slotBytes(p))
 }
 
 // slots is how many rotation slots the calls cycle through. --check-timed
 // gives each of an iteration's -m operations a slot of its own (in place, a
 // second operation on the same slot would reduce the first one's output).
-func (r *runner) slots(p point) int {
+func (r *runner) slots(p *point) int {
 	if r.o.CheckTimed {
 		return r.o.AggIters
 	}
@@ -157,12 +157,12 @@ func (r *runner) slots(p point) int {
 }
 
 // slotShift is the byte offset of rotation slot s.
-func (r *runner) slotShift(p point, s int) int { return r.unalignBytes(p) + r.slotBytes(p)*s }
+func (r *runner) slotShift(p *point, s int) int { return r.unalignBytes(p) + r.slotBytes(p)*s }
 
-func (r *runner) unalignBytes(p point) int { return r.o.Unalign * p.dt.Size() }
+func (r *runner) unalignBytes(p *point) int { return r.o.Unalign * p.dt.Size() }
 
 // call runs one operation on rank at rotation iteration iter.
-func (r *runner) call(c Comm, p point, inPlace bool, iter int) error {
+func (r *runner) call(c Comm, p *point, inPlace bool, iter int) error {
 	shift := r.slotShift(p, iter%r.slots(p))
 	send, recv := r.views(c.Rank(), p, inPlace, shift)
 	op := ccl.RedOp{Op: p.op}
@@ -201,7 +201,7 @@ func (r *runner) start(cs []Comm, p point, inPlace bool, iter int) (err error) {
 			}
 		}
 		for a := 0; a < agg; a++ {
-			if err := r.call(c, p, inPlace, iter*agg+a); err != nil {
+			if err := r.call(c, &p, inPlace, iter*agg+a); err != nil {
 				return err
 			}
 		}
@@ -411,9 +411,9 @@ func (r *runner) measure(p point, inPlace bool) (measurement, error) {
 
 // checkTimedFits checks that --check-timed's slots fit the buffers.
 func (r *runner) checkTimedFits(p point) error {
-	if o := r.o; o.CheckTimed && r.fit(p) < o.AggIters {
+	if o := r.o; o.CheckTimed && r.fit(&p) < o.AggIters {
 		return usagef("--check-timed with -m %d needs %d slots of %d bytes per buffer, but only %d fit in -e %d: lower -m or raise -e",
-			o.AggIters, o.AggIters, r.slotBytes(p), r.fit(p), o.MaxBytes)
+			o.AggIters, o.AggIters, r.slotBytes(&p), r.fit(&p), o.MaxBytes)
 	}
 	return nil
 }
@@ -598,7 +598,7 @@ func (r *runner) callAll(cs []Comm, p point, inPlace bool) error {
 	}
 	var err error
 	for _, c := range cs {
-		if err = r.call(c, p, inPlace, 0); err != nil {
+		if err = r.call(c, &p, inPlace, 0); err != nil {
 			break
 		}
 	}
@@ -632,7 +632,7 @@ func (r *runner) prepareSlots(cs []Comm, p point, inPlace bool, seed uint64) err
 // one).
 func (r *runner) prepare(cs []Comm, p point, inPlace bool, seed uint64, slot int) error {
 	for _, c := range cs {
-		send, recv := r.views(c.Rank(), p, inPlace, r.slotShift(p, slot))
+		send, recv := r.views(c.Rank(), &p, inPlace, r.slotShift(&p, slot))
 		for i := range recv {
 			recv[i] = poison
 		}
@@ -657,7 +657,7 @@ func (r *runner) verify(cs []Comm, p point, inPlace bool, seed uint64, slot int)
 		if want == nil {
 			continue
 		}
-		_, recv := r.views(c.Rank(), p, inPlace, r.slotShift(p, slot))
+		_, recv := r.views(c.Rank(), &p, inPlace, r.slotShift(&p, slot))
 		if err := toHost(c, recv[:len(want)]); err != nil {
 			return 0, fmt.Errorf("rank %d: %w", c.Rank(), err)
 		}
@@ -684,7 +684,7 @@ func (r *runner) bitwise(p point, inPlace bool, seed uint64) (int64, error) {
 			return 0, err
 		}
 		for _, c := range r.comms {
-			_, recv := r.views(c.Rank(), p, inPlace, r.unalignBytes(p))
+			_, recv := r.views(c.Rank(), &p, inPlace, r.unalignBytes(&p))
 			if err := toHost(c, recv); err != nil {
 				return 0, fmt.Errorf("rank %d: %w", c.Rank(), err)
 			}
