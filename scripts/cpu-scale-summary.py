@@ -5,10 +5,17 @@ size, auto against the best forced configuration of the small sweep and of
 the large sweep (sweep_n*/large_n*), and the large sweep's busBw against Open
 MPI's (sweep.txt). Parts whose files are missing are left out.
 
-usage: scripts/cpu-scale-summary.py OUT_DIR   (e.g. docs/data/cpu16)"""
+Auto and the forced configurations are compared by each record's median
+iteration (median_us, from per-iteration timing: -I 1 or --precision, as an
+--interleave run records), else its mean time (time_us).
+
+usage: scripts/cpu-scale-summary.py OUT_DIR [PREFIX]   (e.g. docs/data/cpu16)
+PREFIX names the sweeps PREFIXsmall_n*, PREFIXlarge_n* (e.g. fitmodel_ in
+docs/data/cpu16/s16)."""
 import collections, glob, gzip, json, os, re, statistics, sys
 
 out = sys.argv[1]
+prefix = sys.argv[2] if len(sys.argv) > 2 else ""
 
 
 def lines(path):
@@ -42,15 +49,20 @@ if lat:
                 print(f"| {n} | {size} | " + " | ".join(cells) + " |")
 
 
+def took(r):
+    """A record's time: its median iteration when timed one by one."""
+    return r.get("median_us") or r["time_us"]
+
+
 def auto_vs_best(pattern):
     """Per rank count and size: auto's pick and time against the best forced."""
-    paths = sorted(glob.glob(f"{out}/{pattern}"), key=lambda p: int(re.search(r"n(\d+)", os.path.basename(p)).group(1)))
+    paths = sorted(glob.glob(f"{out}/{prefix}{pattern}"), key=lambda p: int(re.search(r"_n(\d+)", os.path.basename(p)).group(1)))
     if not paths:
         return {}
     print()
     print("| ranks | size (B) | auto picks | auto (us) | best forced | best (us) | auto/best |")
     print("|---|---|---|---|---|---|---|")
-    autos = {}
+    autos, within = {}, 0
     for path in paths:
         rows = collections.defaultdict(dict)
         for line in lines(path):
@@ -62,10 +74,12 @@ def auto_vs_best(pattern):
             if not auto or not forced:
                 continue
             autos[(n, size)] = auto
-            bk = min(forced, key=lambda k: forced[k]["time_us"])
-            b = forced[bk]["time_us"]
+            bk = min(forced, key=lambda k: took(forced[k]))
+            b = took(forced[bk])
+            within += took(auto) <= 1.1 * b
             pick = f'{auto["chosen_algo"]}/{auto["chosen_proto"]}/{auto["chosen_channels"]}'
-            print(f'| {n} | {size} | {pick} | {auto["time_us"]:.1f} | {bk[0]}/{bk[1]}/{bk[2] or "auto"} | {b:.1f} | {auto["time_us"]/b:.2f} |')
+            print(f'| {n} | {size} | {pick} | {took(auto):.2f} | {bk[0]}/{bk[1]}/{bk[2] or "auto"} | {b:.2f} | {took(auto)/b:.2f} |')
+    print(f"\nauto within 10% of the best forced configuration at {within} of {len(autos)} points")
     return autos
 
 
