@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/gccl/gccl/lib/cpuset"
 	"io"
 	mrand "math/rand/v2"
 	"net"
@@ -49,6 +50,11 @@ type Options struct {
 	// timeout or an interrupt) before SIGKILL; 0: 3 s.
 	Grace          time.Duration
 	Stdout, Stderr io.Writer
+	// Bind gives each process processors of its own: the launcher's own
+	// processors split into NP consecutive blocks, process r bound to block
+	// r (as mpirun --bind-to core). Nothing is bound when the processes
+	// outnumber the processors.
+	Bind bool
 }
 
 // MaxNP bounds the processes of one launch.
@@ -106,6 +112,10 @@ func run(opt Options, sigs <-chan os.Signal) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	var blocks [][]int
+	if opt.Bind {
+		blocks = CPUBlocks(cpuset.Affinity(), opt.NP)
+	}
 	errw := &lineWriter{w: opt.Stderr}
 	procs := make([]*proc, 0, opt.NP)
 	reaped := make(chan *proc, opt.NP)
@@ -142,7 +152,11 @@ func run(opt Options, sigs <-chan os.Signal) (int, error) {
 			return 0, fmt.Errorf("launch: %w", err)
 		}
 		p.cmd.Stdout, p.cmd.Stderr = outW, errW
-		err = p.cmd.Start()
+		if blocks != nil {
+			err = startBound(p.cmd, blocks[r])
+		} else {
+			err = p.cmd.Start()
+		}
 		outW.Close()
 		errW.Close()
 		if err != nil {
@@ -284,7 +298,7 @@ func jobEnv(base []string, np int, rootHost string) ([]string, error) {
 			env = append(env, kv)
 		}
 	}
-	if g := oversubscribedGOMAXPROCS(env, np, runtime.NumCPU()); g != "" {
+	if g := sharedGOMAXPROCS(env, np, runtime.NumCPU()); g != "" {
 		env = append(env, g)
 	}
 	return append(env,
@@ -295,15 +309,18 @@ func jobEnv(base []string, np int, rootHost string) ([]string, error) {
 	), nil
 }
 
-// oversubscribedGOMAXPROCS is the GOMAXPROCS setting ("GOMAXPROCS=1") for
-// np processes on cpus processors when they outnumber them and the
-// environment sets none: each process then gets less than a processor,
-// and a second P only lets the Go runtime's idle processors spin looking
-// for work against the peers the ranks wait for. Measured on the 2-core VM,
-// 4 processes' 8 B allreduce: median 14.3 us with it, 28.7 without (Open
-// MPI 8.9), 12 runs each. "" when nothing is to be set.
-func oversubscribedGOMAXPROCS(env []string, np, cpus int) string {
-	if np <= cpus {
+// sharedGOMAXPROCS is the GOMAXPROCS setting ("GOMAXPROCS=4") for each
+// of np processes on cpus processors when the environment sets none: the
+// processors' share of one process, at least 1. A Go runtime with more
+// processors than its share lets its idle ones spin looking for work on
+// the cores its neighbours' ranks wait on. Measured: the 2-core VM, 4
+// processes' 8 B allreduce, median 14.3 us with GOMAXPROCS=1, 28.7 without
+// (Open MPI 8.9), 12 runs each; the 16-core Xeon, 8 processes (unbound),
+// 256 KiB allreduce 83-204 us with GOMAXPROCS=2 against 498-849 without,
+// 2 MiB 555 against 909-1191 (docs/PERFORMANCE.md 12n). "" when nothing
+// is to be set.
+func sharedGOMAXPROCS(env []string, np, cpus int) string {
+	if np <= 1 {
 		return ""
 	}
 	for _, kv := range env {
@@ -311,7 +328,22 @@ func oversubscribedGOMAXPROCS(env []string, np, cpus int) string {
 			return ""
 		}
 	}
-	return "GOMAXPROCS=1"
+	return "GOMAXPROCS=" + strconv.Itoa(max(1, cpus/np))
+}
+
+// CPUBlocks splits cpus (the processors the launcher may use, in order)
+// into np consecutive blocks as even as can be, block r for process r;
+// nil when there are fewer processors than processes (or none known), so
+// that nothing is bound.
+func CPUBlocks(cpus []int, np int) [][]int {
+	if np < 1 || len(cpus) < np {
+		return nil
+	}
+	blocks := make([][]int, np)
+	for r := range np {
+		blocks[r] = cpus[r*len(cpus)/np : (r+1)*len(cpus)/np]
+	}
+	return blocks
 }
 
 // status is an ended process's exit code (128+signal when killed) and how

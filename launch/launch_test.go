@@ -3,8 +3,10 @@ package launch
 import (
 	"bytes"
 	"fmt"
+	"github.com/gccl/gccl/lib/cpuset"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -38,6 +40,8 @@ func TestHelperProcess(t *testing.T) {
 			os.Getenv(bootstrap.EnvCommID), os.Getenv(bootstrap.EnvJobToken), os.Getenv(bootstrap.EnvLaunchJobID),
 			os.Getenv("OMPI_COMM_WORLD_RANK"))
 		fmt.Fprintf(os.Stderr, "err from %d\n", rank)
+	case "affinity": // prints the processors it may run on and its GOMAXPROCS
+		fmt.Fprintf(os.Stderr, "affinity rank=%d cpus=%v gomaxprocs=%d\n", rank, cpuset.Affinity(), runtime.GOMAXPROCS(0))
 	case "wrapped": // prints what the wrapper set, and the root
 		fmt.Printf("wrapped=%s root=%s\n", os.Getenv("GCCL_WRAPPED"), os.Getenv(bootstrap.EnvCommID))
 	case "fail1":
@@ -233,9 +237,10 @@ func TestBadOptions(t *testing.T) {
 	}
 }
 
-// More processes than processors get GOMAXPROCS=1 unless the environment
-// sets GOMAXPROCS itself; as many or fewer get nothing.
-func TestOversubscribedGOMAXPROCS(t *testing.T) {
+// Each of several processes gets its share of the processors as
+// GOMAXPROCS, at least 1, unless the environment sets GOMAXPROCS itself; a
+// process alone gets nothing.
+func TestSharedGOMAXPROCS(t *testing.T) {
 	for _, c := range []struct {
 		env      []string
 		np, cpus int
@@ -243,12 +248,89 @@ func TestOversubscribedGOMAXPROCS(t *testing.T) {
 	}{
 		{nil, 4, 2, "GOMAXPROCS=1"},
 		{[]string{"HOME=/root"}, 3, 2, "GOMAXPROCS=1"},
-		{nil, 2, 2, ""},
-		{nil, 2, 16, ""},
+		{nil, 2, 2, "GOMAXPROCS=1"},
+		{nil, 2, 16, "GOMAXPROCS=8"},
+		{nil, 3, 16, "GOMAXPROCS=5"},
+		{nil, 1, 16, ""},
 		{[]string{"GOMAXPROCS=2"}, 4, 2, ""},
 	} {
-		if got := oversubscribedGOMAXPROCS(c.env, c.np, c.cpus); got != c.want {
+		if got := sharedGOMAXPROCS(c.env, c.np, c.cpus); got != c.want {
 			t.Errorf("%d processes on %d cpus, env %v: %q, want %q", c.np, c.cpus, c.env, got, c.want)
+		}
+	}
+}
+
+// Bind starts each process on its block of the launcher's processors, from
+// its first instruction (its Go runtime sizes GOMAXPROCS by it), and leaves
+// the launcher's own affinity as it was; without Bind each process may run
+// anywhere the launcher may.
+func TestBindGivesEachProcessItsBlock(t *testing.T) {
+	mine := cpuset.Affinity()
+	if len(mine) < 2 {
+		t.Skipf("binding needs 2 processors to tell blocks apart; this process may run on %v", mine)
+	}
+	np := 2
+	blocks := CPUBlocks(mine, np)
+	for _, bind := range []bool{true, false} {
+		o, _, errb := opts(t, np, "affinity", t.TempDir())
+		o.Bind = bind
+		o.Env = append(o.Env, "GOMAXPROCS=") // empty: the runtime's own choice
+		if code, err := Run(o); err != nil || code != 0 {
+			t.Fatalf("bind %v: code %d err %v\n%s", bind, code, err, errb)
+		}
+		for r := range np {
+			want := mine
+			if bind {
+				want = blocks[r]
+			}
+			line := fmt.Sprintf("affinity rank=%d cpus=%v gomaxprocs=%d", r, want, len(want))
+			if !strings.Contains(errb.String(), line) {
+				t.Errorf("bind %v: want %q in:\n%s", bind, line, errb)
+			}
+		}
+		if got := cpuset.Affinity(); fmt.Sprint(got) != fmt.Sprint(mine) {
+			t.Fatalf("bind %v: the launcher's affinity changed: %v, was %v", bind, got, mine)
+		}
+	}
+}
+
+// The processors split into consecutive blocks as even as can be, every
+// processor in exactly one; none when the processes outnumber them.
+func TestCPUBlocks(t *testing.T) {
+	for _, c := range []struct {
+		cpus []int
+		np   int
+		want [][]int
+	}{
+		{[]int{0, 1}, 2, [][]int{{0}, {1}}},
+		{[]int{0, 1, 2, 3}, 2, [][]int{{0, 1}, {2, 3}}},
+		{[]int{0, 1, 2, 3, 4}, 2, [][]int{{0, 1}, {2, 3, 4}}},
+		{[]int{4, 5, 9}, 3, [][]int{{4}, {5}, {9}}},
+		{[]int{0, 1, 2, 3, 4, 5, 6}, 3, [][]int{{0, 1}, {2, 3}, {4, 5, 6}}},
+		{[]int{0, 1}, 4, nil},
+		{nil, 1, nil},
+	} {
+		got := CPUBlocks(c.cpus, c.np)
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("CPUBlocks(%v, %d) = %v, want %v", c.cpus, c.np, got, c.want)
+		}
+	}
+	// Exhaustively: every processor once, in order, sizes differing by at most one.
+	for n := 1; n <= 40; n++ {
+		cpus := make([]int, n)
+		for i := range cpus {
+			cpus[i] = 100 + i
+		}
+		for np := 1; np <= n; np++ {
+			var flat []int
+			lo, hi := n, 0
+			for _, b := range CPUBlocks(cpus, np) {
+				flat = append(flat, b...)
+				lo, hi = min(lo, len(b)), max(hi, len(b))
+			}
+			if fmt.Sprint(flat) != fmt.Sprint(cpus) || hi-lo > 1 || lo < 1 {
+				t.Fatalf("CPUBlocks(%d cpus, %d): blocks %v", n, np, CPUBlocks(cpus, np))
+			}
 		}
 	}
 }

@@ -346,6 +346,8 @@ func TestWithoutLaunchFlags(t *testing.T) {
 		{"-b 8 --np=4 --hosts=2 --netns=true -e 1M", "-b 8 -e 1M"},
 		{"--netns --np 2 -- --np 3", "-- --np 3"},
 		{"--npx 2 -n 5", "--npx 2 -n 5"},
+		{"--np 2 --bind-to none -b 8", "-b 8"},
+		{"--bind-to=core --np=2 -n 5", "-n 5"},
 	} {
 		got := strings.Join(withoutLaunchFlags(strings.Fields(c.in)), " ")
 		if got != c.want {

@@ -24,7 +24,7 @@ func launchProcesses(t *Test, o *Options, args []string, stdout, stderr io.Write
 	}
 	lo := launch.Options{
 		NP: o.NP, Path: exe, Args: append(prefix, withoutLaunchFlags(args)...), Env: os.Environ(),
-		Stdout: stdout, Stderr: stderr,
+		Stdout: stdout, Stderr: stderr, Bind: o.BindTo == "core",
 	}
 	if !o.Netns {
 		lo.ProcEnv = hostsEnv(o.NP, o.Hosts, os.LookupEnv)
@@ -60,7 +60,7 @@ var ChildCommand = func(t *Test) (path string, prefix []string, err error) {
 
 // launchFlags are perf's flags for the launcher, and whether each takes a
 // value: its processes do not see them.
-var launchFlags = map[string]bool{"np": true, "hosts": true, "netns": false}
+var launchFlags = map[string]bool{"np": true, "hosts": true, "netns": false, "bind-to": true}
 
 // withoutLaunchFlags returns args without launchFlags (--name V,
 // --name=V, or --name alone for a boolean), up to a "--": the command line

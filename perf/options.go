@@ -58,6 +58,7 @@ type Options struct {
 	NP                              int    // --np: processes the built-in launcher starts
 	Hosts                           int    // --hosts: the --np processes as this many hosts (loopback)
 	Netns                           bool   // --netns: each host its own network namespace
+	BindTo                          string // --bind-to: core (each process its own processors) or none
 	CPUProfile                      string // --cpuprofile: a pprof CPU profile of each process
 	Trace                           string // --trace: a Go execution trace of each process
 	Average                         int    // -a
@@ -180,6 +181,7 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	fs.StringVar(&o.TuningFile, "tuning-file", "", "tuning table for the automatic choices: the stack's JSON table (GCCL_TUNING_FILE); with --backend nccl, NCCL's example-tuner CSV (tune table --nccl-csv) handed to a tuner plugin (NCCL_TUNER_PLUGIN, else gccl's own, built once with cc into the user's cache, else libnccl-tuner-example.so beside libnccl)")
 	fs.IntVar(&o.NP, "np", 0, "start this many processes on this host (built-in launcher), each with -t x -g ranks; process 0 prints the table")
 	fs.IntVar(&o.Hosts, "hosts", 0, "with --np: run the processes as this many hosts (consecutive processes share one; each host its own GCCL_HOSTID, joined by the network transport on loopback unless GCCL_SOCKET_IFNAME is set; default 0: the processes are one host)")
+	fs.StringVar(&o.BindTo, "bind-to", "core", "with --np: core binds each process to processors of its own (this host's split evenly, as mpirun --bind-to core; nothing is bound when the processes outnumber them), none leaves them to the scheduler")
 	fs.BoolVar(&o.Netns, "netns", false, "with --hosts: run each host in a network namespace of its own (its own TCP/IP stack, a veth link to a bridge), built for the run and removed after it; needs root and iproute2")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile (go tool pprof) of the run to this file; with --np each process writes FILE.<process>")
 	fs.StringVar(&o.Trace, "trace", "", "write a Go execution trace (go tool trace) of the run to this file; with --np each process writes FILE.<process>")
@@ -286,6 +288,8 @@ func (o *Options) validate() error {
 		return usagef("invalid -z/--blocking %d: want 0, 1, 2 or 3", o.Blocking)
 	case o.NP < 0 || o.NP > 1024:
 		return usagef("invalid --np %d: want 1 to 1024 processes (0: this process alone)", o.NP)
+	case o.BindTo != "core" && o.BindTo != "none":
+		return usagef("invalid --bind-to %q: want core or none", o.BindTo)
 	case o.Hosts != 0 && o.NP == 0:
 		return usagef("--hosts %d needs --np: the hosts are groups of the processes the built-in launcher starts", o.Hosts)
 	case o.Hosts < 0 || (o.Hosts > 0 && (o.Hosts > o.NP || o.NP%o.Hosts != 0)):

@@ -112,7 +112,7 @@ func TestDefaults(t *testing.T) {
 		Threads: 1, RanksPerThread: 1, MinBytes: 32 << 20, MaxBytes: 32 << 20, StepBytes: 1 << 20, StepFactor: 1,
 		Iters: 20, AggIters: 1, Warmup: 5, Cycles: 1, Check: 1, Average: 1, DeviceCTAs: 16, CTAPolicy: -1,
 		Ops: []reduce.Op{reduce.Sum}, Types: []reduce.DataType{reduce.Float32}, rootSpec: "0", Backend: "embedded",
-		MaxTime: 2 * time.Second,
+		MaxTime: 2 * time.Second, BindTo: "core",
 	}
 	got := *o
 	got.args = nil

@@ -3,6 +3,7 @@ package ccl
 import (
 	"errors"
 	"fmt"
+	"github.com/gccl/gccl/lib/cpuset"
 	"io"
 	"math/bits"
 	"os"
@@ -60,7 +61,8 @@ type world struct {
 	abort *proto.Abort
 
 	transports []transport.Transport
-	procs      int                                // GOMAXPROCS at InitAll: processors the runners share
+	procs      int                                // processors the model assumes: GOMAXPROCS at InitAll, or the host's across processes
+	spinProcs  int                                // processors the waits assume (planSpin): procs, or fewer (see spinProcs)
 	geom       [proto.NumProtocols][4][2]geometry // [proto][log2 elt][chunkSteps/4]
 
 	mu       sync.Mutex // guards conns and closers
@@ -352,7 +354,7 @@ func InitAll(n int, cfg Config) ([]*Comm, error) {
 		peers[r] = transport.Peer{Rank: r, Host: host, Pid: os.Getpid()}
 		ranks[r] = r
 	}
-	w := newWorld(n, set, peers, runtime.GOMAXPROCS(0))
+	w := newWorld(n, set, peers, runtime.GOMAXPROCS(0), cpuset.CountCores(cpuset.CoreIDs(cpuset.Affinity())))
 	w.start(ranks, nil)
 	return w.comms, nil
 }
@@ -373,14 +375,16 @@ func resolve(cfg Config) (settings, error) {
 const NetSimpleBuffSize = 4 << 20
 
 // newWorld sets up what the communicators of n ranks share; procs is the
-// processor count the model and the spin policy assume.
-func newWorld(n int, set settings, peers []transport.Peer, procs int) *world {
+// processor count the model and the spin policy assume, cores the physical
+// cores under them (0: unknown; see modelCores).
+func newWorld(n int, set settings, peers []transport.Peer, procs, cores int) *world {
 	w := &world{
 		n: n, set: set, abort: proto.NewAbort(),
 		transports: []transport.Transport{transport.InProc{}},
 		conns:      map[connKey]*ends{},
 		peers:      peers,
 		procs:      procs,
+		spinProcs:  procs,
 		comms:      make([]*Comm, n),
 	}
 	w.spin, w.noBackOff = planSpin(n, procs)
@@ -401,7 +405,7 @@ func newWorld(n int, set settings, peers []transport.Peer, procs int) *world {
 	if w.realHosts {
 		share = 1
 	}
-	k := set.model.ForOneProcess(modelCores(w.procs), share)
+	k := set.model.ForOneProcess(modelCores(w.procs, cores), share)
 	if !w.realHosts {
 		k = k.InProcessHosts()
 	}

@@ -1,6 +1,7 @@
 package ccl
 
 import (
+	"github.com/gccl/gccl/lib/bootstrap"
 	"runtime"
 	"strings"
 	"testing"
@@ -9,16 +10,14 @@ import (
 	"github.com/gccl/gccl/lib/proto"
 )
 
-// The model's cores are GOMAXPROCS or the fewer physical cores under them,
-// never more and never none.
+// The model's cores are the processors or the fewer physical cores under
+// them, never more and never none.
 func TestModelCores(t *testing.T) {
-	for _, procs := range []int{1, 2, runtime.NumCPU(), 4 * runtime.NumCPU()} {
-		got := modelCores(procs)
-		if got < 1 || got > procs {
-			t.Errorf("modelCores(%d) = %d, want 1..%d", procs, got, procs)
-		}
-		if phys := physicalCores(); phys > 0 && phys < procs && got != phys {
-			t.Errorf("modelCores(%d) = %d, want the %d physical cores", procs, got, phys)
+	for _, c := range []struct{ procs, phys, want int }{
+		{16, 0, 16}, {16, 8, 8}, {16, 16, 16}, {4, 8, 4}, {1, 1, 1}, {2, 0, 2},
+	} {
+		if got := modelCores(c.procs, c.phys); got != c.want {
+			t.Errorf("modelCores(%d, %d) = %d, want %d", c.procs, c.phys, got, c.want)
 		}
 	}
 }
@@ -97,6 +96,81 @@ func TestIdleChannelSpinsLikeItsPlans(t *testing.T) {
 			if got := comm.channels[1].idleSpin; got != c.spin {
 				t.Errorf("procs %d: rank %d channel 1 idle spin %v, want %v", c.procs, comm.Rank(), got, c.spin)
 			}
+		}
+	}
+}
+
+// Across processes the model prices the processors process 0's host lends
+// all of its processes (the union of their affinities, bound or not) and
+// the cores under them; another host's processes do not count; a process
+// that cannot tell its affinity leaves process 0's GOMAXPROCS.
+func TestHostProcs(t *testing.T) {
+	h := func(host string) bootstrap.ProcInfo { return bootstrap.ProcInfo{HostID: host} }
+	bound := []offer{ // 4 processes bound to a processor each; 2 threads a core
+		{Procs: 1, CPUs: []int{0}, Cores: []int{0}},
+		{Procs: 1, CPUs: []int{1}, Cores: []int{0}},
+		{Procs: 1, CPUs: []int{2}, Cores: []int{1}},
+		{Procs: 1, CPUs: []int{3}, Cores: []int{1}},
+	}
+	for _, c := range []struct {
+		name        string
+		procs       []bootstrap.ProcInfo
+		offers      []offer
+		want, cores int
+	}{
+		{"bound", []bootstrap.ProcInfo{h("a"), h("a"), h("a"), h("a")}, bound, 4, 2},
+		{"other host", []bootstrap.ProcInfo{h("a"), h("a"), h("b"), h("b")}, bound, 2, 1},
+		{"unbound", []bootstrap.ProcInfo{h("a"), h("a")},
+			[]offer{{Procs: 8, CPUs: []int{0, 1, 2, 3}, Cores: []int{0, 1, 2, 3}}, {Procs: 8, CPUs: []int{0, 1, 2, 3}, Cores: []int{0, 1, 2, 3}}}, 4, 4},
+		{"affinity unknown", []bootstrap.ProcInfo{h("a"), h("a")},
+			[]offer{{Procs: 6, CPUs: []int{0, 1}}, {Procs: 6}}, 6, 0},
+		{"cores unknown", []bootstrap.ProcInfo{h("a"), h("a")},
+			[]offer{{Procs: 1, CPUs: []int{0}, Cores: []int{0}}, {Procs: 1, CPUs: []int{1}}}, 2, 0},
+	} {
+		if n, cores := hostProcs(c.procs, c.offers); n != c.want || cores != c.cores {
+			t.Errorf("%s: hostProcs = %d processors, %d cores; want %d, %d", c.name, n, cores, c.want, c.cores)
+		}
+	}
+}
+
+// A process's waits assume the host's processors unless it has fewer
+// processors (GOMAXPROCS) than ranks: then n ranks count as more runners
+// than processors, and no wait spins long (planSpin).
+func TestSpinProcs(t *testing.T) {
+	for _, c := range []struct{ host, gomaxprocs, n, local, want int }{
+		{16, 1, 16, 1, 16},
+		{16, 2, 8, 1, 16},
+		{16, 16, 16, 16, 16},
+		{16, 1, 16, 2, 8},
+		{2, 1, 4, 2, 2},
+	} {
+		got := spinProcs(c.host, c.gomaxprocs, c.n, c.local)
+		if got != c.want {
+			t.Errorf("spinProcs(%d, %d, %d, %d) = %d, want %d", c.host, c.gomaxprocs, c.n, c.local, got, c.want)
+		}
+		if c.local > c.gomaxprocs {
+			if spin, _ := planSpin(c.n, got); spin != 0 {
+				t.Errorf("host %d, %d of %d ranks on %d processors: waits spin %v, want none", c.host, c.local, c.n, c.gomaxprocs, spin)
+			}
+		}
+	}
+}
+
+// The automatic channel count across processes: the host's processors per
+// rank on it, no more than process 0's processors per rank, 1 to 4.
+func TestAutoChannels(t *testing.T) {
+	for _, c := range []struct{ hostProcs, hostRanks, leadProcs, leadRanks, want int }{
+		{16, 4, 4, 1, 4},  // 4 processes bound to 4 processors each
+		{16, 16, 1, 1, 1}, // 16 bound to one each
+		{16, 8, 2, 1, 2},  // 8 bound to two each
+		{16, 2, 16, 1, 4}, // 2 unbound: at most 4
+		{2, 4, 1, 1, 1},   // oversubscribed: at least 1
+		{16, 4, 16, 4, 4}, // one process of 4 ranks... and others
+		{16, 8, 4, 4, 1},  // process 0 holds 4 ranks on 4 processors
+		{64, 8, 64, 8, 4},
+	} {
+		if got := autoChannels(c.hostProcs, c.hostRanks, c.leadProcs, c.leadRanks); got != c.want {
+			t.Errorf("autoChannels(%d, %d, %d, %d) = %d, want %d", c.hostProcs, c.hostRanks, c.leadProcs, c.leadRanks, got, c.want)
 		}
 	}
 }

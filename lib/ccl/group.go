@@ -141,7 +141,7 @@ func (c *Comm) launch(tasks []task) error {
 		c.progress.enqueued.Store(c.enqueued)
 	}
 	pl.seq = c.enqueued
-	pl.spin, pl.noBackOff = planSpin(int(n)*c.Size(), c.w.procs)
+	pl.spin, pl.noBackOff = planSpin(int(n)*c.Size(), c.w.spinProcs)
 	c.lastSpin = pl.spin
 	if cw := &pl.work[0]; cw.plan != nil && len(cw.colls) > 0 && cw.colls[0].algo == tuning.OneShot {
 		c.tryPrePost(&cw.colls[0])
