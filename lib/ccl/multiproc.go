@@ -238,7 +238,8 @@ func offerOf(s settings) offer {
 // beyond the cores only wait for each other), and no more channels than
 // process 0 has processors (GOMAXPROCS) for each of its ranks, at most 4.
 // Measured on the 16-core Xeon, 4 processes bound to 4 cores each, 32 and
-// 128 MiB allreduce: 14.8 and 55.3 ms with 1 channel, 7.0 and 30.5 with 4.
+// 128 MiB allreduce: 14.8 and 55.3 ms with 1 channel, 7.2 and 27.0 with 4
+// (docs/PERFORMANCE.md 12n).
 func autoChannels(hostProcs, hostRanks, leadProcs, leadRanks int) int {
 	return max(1, min(4, hostProcs/max(hostRanks, 1), leadProcs/max(leadRanks, 1)))
 }
