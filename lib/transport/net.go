@@ -60,6 +60,13 @@ type Net struct {
 	Socks, Threads int
 }
 
+// LinkErrorGrace is how long a proxy whose socket failed waits for the
+// job's abort to arrive with its cause before it aborts the job naming its
+// own peer (TestNetnsFaults: killed host 1's neighbour closed its link to
+// rank 0 before the bootstrap told rank 0 of host 1, whom its error then
+// failed to name).
+const LinkErrorGrace = 500 * time.Millisecond
+
 // MinSockPart is the least part of a slice a socket of a multi-socket
 // connection carries: smaller slices go whole on socket 0.
 const MinSockPart = 64 << 10
@@ -266,6 +273,14 @@ func (px *proxy) start(run func() error) {
 		defer close(px.done)
 		defer px.stopHelpers()
 		if err := run(); err != nil && !px.closed.Load() && !px.stop.Aborted() && px.abort != nil {
+			// A peer that aborted because it lost another rank closes its
+			// sockets as its abort, naming that rank, reaches this process
+			// through the bootstrap: give the notice a moment to land first,
+			// so the error names the lost rank, not the messenger.
+			select {
+			case <-px.abort.Done():
+			case <-time.After(LinkErrorGrace):
+			}
 			px.abort.Trigger(fmt.Errorf("net: %s: the link to %s failed: %w", px.desc, px.peer, err))
 		}
 	}()
