@@ -174,3 +174,21 @@ func TestAutoChannels(t *testing.T) {
 		}
 	}
 }
+
+// Process 0's debug line names what the model prices and, when the
+// processes' runtimes hold more than twice the host's processors, says
+// what to do; it counts process 0's host only.
+func TestHostReport(t *testing.T) {
+	procs := []bootstrap.ProcInfo{{Host: "a", HostID: "a"}, {Host: "a", HostID: "a"}, {Host: "b", HostID: "b"}}
+	crowded := []offer{{Procs: 16}, {Procs: 16}, {Procs: 64}}
+	got := hostReport(procs, crowded, 8, 8, 4)
+	for _, want := range []string{"host a: 2 processes, 8 processors (8 cores) priced, 32 Go processors", "channels per rank 4", "bind each process", "GOMAXPROCS to its share (4)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("crowded host: %q lacks %q", got, want)
+		}
+	}
+	fits := []offer{{Procs: 4}, {Procs: 4}, {Procs: 64}}
+	if got := hostReport(procs, fits, 8, 8, 2); strings.Contains(got, "bind") || !strings.Contains(got, "8 Go processors") {
+		t.Errorf("a host whose runtimes fit: %q", got)
+	}
+}

@@ -276,6 +276,28 @@ func hostProcs(procs []bootstrap.ProcInfo, offers []offer) (n, cores int) {
 	return len(cpus), len(ids)
 }
 
+// hostReport is process 0's debug line on its host: the processes there,
+// the processors and cores the model prices, the Go processors their
+// runtimes hold, and, when those outnumber the host's processors twice
+// over, what to do about it (docs/PERFORMANCE.md 12n: 16 processes of 16
+// Go processors each on 16 cores, 8 B allreduce 12-69 us; bound, 2.1).
+func hostReport(procs []bootstrap.ProcInfo, offers []offer, hostProcs, cores, maxCh int) string {
+	n, gos := 0, 0
+	for i, p := range procs {
+		if p.HostID == procs[0].HostID {
+			n++
+			gos += offers[i].Procs
+		}
+	}
+	line := fmt.Sprintf("gccl INFO host %s: %d processes, %d processors (%d cores) priced, %d Go processors (GOMAXPROCS) held, channels per rank %d",
+		procs[0].Host, n, hostProcs, cores, gos, maxCh)
+	if n > 1 && gos > 2*hostProcs {
+		line += fmt.Sprintf("; the processes' Go runtimes hold %d processors on %d: bind each process to its own (perf --np does; mpirun --bind-to core) or set GOMAXPROCS to its share (%d)",
+			gos, hostProcs, max(1, hostProcs/n))
+	}
+	return line
+}
+
 // spinProcs is the processor count this process's waits assume (planSpin)
 // for n ranks of which local are its own: the host's, unless this process
 // has fewer processors (GOMAXPROCS) than ranks, whose goroutines then queue
@@ -488,6 +510,9 @@ func initJob(nranks int, id UniqueID, set settings, link *bootstrap.Client) ([]*
 			}
 		}
 		set.maxCh = autoChannels(hp, hostRanks, lead.Procs, len(procs[0].Ranks))
+	}
+	if set.debug != nil && link.Index() == 0 {
+		fmt.Fprintln(set.debug, hostReport(procs, offers, hp, cores, set.maxCh))
 	}
 	j := &job{link: link, procs: procs, self: link.Index(), maxCh: set.maxCh, dir: shm.Dir(),
 		procOf: make([]int, nranks), slotOf: make([]int, nranks)}
