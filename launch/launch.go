@@ -310,15 +310,22 @@ func jobEnv(base []string, np int, rootHost string) ([]string, error) {
 }
 
 // sharedGOMAXPROCS is the GOMAXPROCS setting ("GOMAXPROCS=4") for each
-// of np processes on cpus processors when the environment sets none: the
-// processors' share of one process, at least 1. A Go runtime with more
-// processors than its share lets its idle ones spin looking for work on
-// the cores its neighbours' ranks wait on. Measured: the 2-core VM, 4
-// processes' 8 B allreduce, median 14.3 us with GOMAXPROCS=1, 28.7 without
-// (Open MPI 8.9), 12 runs each; the 16-core Xeon, 8 processes (unbound),
-// 256 KiB allreduce 83-204 us with GOMAXPROCS=2 against 498-849 without,
-// 2 MiB 555 against 909-1191 (docs/PERFORMANCE.md 12n). "" when nothing
-// is to be set.
+// of np processes on cpus processors when the environment sets none:
+//   - more processes than processors: 1. A second Go processor only lets
+//     the runtime spin looking for work against the peers the ranks wait
+//     for (the 2-core VM, 4 processes' 8 B allreduce: median 14.3 us with
+//     it, 28.7 without; Open MPI 8.9);
+//   - else the processes' share of the processors, but at least 2: a
+//     runtime with all of the host's processors in each of many processes
+//     spins its idle ones on its neighbours' cores (16-core Xeon, 8
+//     processes unbound, 256 KiB allreduce 83-204 us with 2 against 498-849
+//     with 16), while a second one beside a rank bound to one core lets
+//     its channel goroutine and the runtime's work run without taking the
+//     rank's turn (the Xeon, 16 bound processes, 2 MiB 890-1327 us with 2
+//     against 927-2746 with 1; the VM, 2 bound processes' 8 B 0.355 against
+//     0.415 us; docs/PERFORMANCE.md 12n).
+//
+// "" when nothing is to be set (one process, or GOMAXPROCS set).
 func sharedGOMAXPROCS(env []string, np, cpus int) string {
 	if np <= 1 {
 		return ""
@@ -328,7 +335,10 @@ func sharedGOMAXPROCS(env []string, np, cpus int) string {
 			return ""
 		}
 	}
-	return "GOMAXPROCS=" + strconv.Itoa(max(1, cpus/np))
+	if np > cpus {
+		return "GOMAXPROCS=1"
+	}
+	return "GOMAXPROCS=" + strconv.Itoa(max(2, cpus/np))
 }
 
 // CPUBlocks splits cpus (the processors the launcher may use, in order)

@@ -238,8 +238,8 @@ func TestBadOptions(t *testing.T) {
 }
 
 // Each of several processes gets its share of the processors as
-// GOMAXPROCS, at least 1, unless the environment sets GOMAXPROCS itself; a
-// process alone gets nothing.
+// GOMAXPROCS, at least 2, or 1 when they outnumber the processors, unless
+// the environment sets GOMAXPROCS itself; a process alone gets nothing.
 func TestSharedGOMAXPROCS(t *testing.T) {
 	for _, c := range []struct {
 		env      []string
@@ -248,7 +248,10 @@ func TestSharedGOMAXPROCS(t *testing.T) {
 	}{
 		{nil, 4, 2, "GOMAXPROCS=1"},
 		{[]string{"HOME=/root"}, 3, 2, "GOMAXPROCS=1"},
-		{nil, 2, 2, "GOMAXPROCS=1"},
+		{nil, 2, 2, "GOMAXPROCS=2"},
+		{nil, 16, 16, "GOMAXPROCS=2"},
+		{nil, 8, 16, "GOMAXPROCS=2"},
+		{nil, 17, 16, "GOMAXPROCS=1"},
 		{nil, 2, 16, "GOMAXPROCS=8"},
 		{nil, 3, 16, "GOMAXPROCS=5"},
 		{nil, 1, 16, ""},
