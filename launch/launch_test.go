@@ -264,7 +264,8 @@ func TestSharedGOMAXPROCS(t *testing.T) {
 }
 
 // Bind starts each process on its block of the launcher's processors, from
-// its first instruction (its Go runtime sizes GOMAXPROCS by it), and leaves
+// its first instruction (a Go runtime told no GOMAXPROCS sizes itself by
+// it), and leaves
 // the launcher's own affinity as it was; without Bind each process may run
 // anywhere the launcher may.
 func TestBindGivesEachProcessItsBlock(t *testing.T) {

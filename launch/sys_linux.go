@@ -16,9 +16,9 @@ func sysProcAttr() *syscall.SysProcAttr {
 
 // startBound starts cmd bound to cpus. The fork inherits the affinity of
 // the thread that makes it, so the process is bound from its first
-// instruction, its Go runtime sizes GOMAXPROCS by it, and every thread it
-// starts keeps it: this thread takes cpus for the fork and its own
-// affinity back after.
+// instruction and every thread it starts keeps it (a Go runtime that no
+// GOMAXPROCS overrides sizes itself by it): this thread takes cpus for the
+// fork and its own affinity back after.
 func startBound(cmd *exec.Cmd, cpus []int) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
