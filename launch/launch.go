@@ -13,7 +13,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/gccl/gccl/lib/cpuset"
 	"io"
 	mrand "math/rand/v2"
 	"net"
@@ -28,6 +27,7 @@ import (
 	"time"
 
 	"github.com/gccl/gccl/lib/bootstrap"
+	"github.com/gccl/gccl/lib/cpuset"
 )
 
 // Options are a launch.

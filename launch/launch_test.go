@@ -3,7 +3,6 @@ package launch
 import (
 	"bytes"
 	"fmt"
-	"github.com/gccl/gccl/lib/cpuset"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gccl/gccl/lib/bootstrap"
+	"github.com/gccl/gccl/lib/cpuset"
 )
 
 // The launched program is this test binary again (TestHelperProcess),

@@ -3,7 +3,6 @@ package ccl
 import (
 	"errors"
 	"fmt"
-	"github.com/gccl/gccl/lib/cpuset"
 	"io"
 	"math/bits"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gccl/gccl/lib/cpuset"
 	"github.com/gccl/gccl/lib/oneshot"
 	"github.com/gccl/gccl/lib/prims"
 	"github.com/gccl/gccl/lib/proto"

@@ -1,12 +1,12 @@
 package ccl
 
 import (
-	"github.com/gccl/gccl/lib/bootstrap"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gccl/gccl/lib/bootstrap"
 	"github.com/gccl/gccl/lib/proto"
 )
 

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/gccl/gccl/lib/cpuset"
 	"net"
 	"os"
 	"runtime"
@@ -18,6 +17,7 @@ import (
 	"unsafe"
 
 	"github.com/gccl/gccl/lib/bootstrap"
+	"github.com/gccl/gccl/lib/cpuset"
 	"github.com/gccl/gccl/lib/oneshot"
 	"github.com/gccl/gccl/lib/proto"
 	"github.com/gccl/gccl/lib/shm"
@@ -213,7 +213,7 @@ func (j *job) rankName(r int) string {
 // machine view wins, so that every process decides alike.
 type offer struct {
 	Settings map[string]string // forced settings, compared across processes
-	MaxCh    int               // channels per rank (forced, or this process's auto)
+	MaxCh    int               // channels per rank when forced; 0: automatic (autoChannels)
 	Procs    int               // this process's GOMAXPROCS
 	CPUs     []int             // the processors this process may run on (nil: unknown)
 	Cores    []int             // the core of each of CPUs (coreIDs; nil: unknown)
