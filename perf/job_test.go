@@ -203,8 +203,8 @@ func TestUnderLaunchers(t *testing.T) {
 
 // TestRankKilledMidSweep: kill -9 of one process in the middle of a sweep
 // (as mpirun started it: nothing kills the survivors for it) makes every
-// survivor exit non-zero by itself, naming the lost rank and its pid,
-// within the timeout + 5 s; nothing hangs and no segment is left. 20
+// survivor exit non-zero by itself, naming the lost rank and its pid (its
+// rank alone if it died before joining), within the timeout + 5 s; nothing hangs and no segment is left. 20
 // trials (5 with -short), the victim and the moment varied.
 func TestRankKilledMidSweep(t *testing.T) {
 	trials := 20
@@ -235,7 +235,11 @@ func TestRankKilledMidSweep(t *testing.T) {
 				continue
 			}
 			msg := errs[r].String()
-			if !strings.Contains(msg, fmt.Sprintf("rank %d", victim)) || !strings.Contains(msg, fmt.Sprint(cmds[victim].Process.Pid)) {
+			// A victim that died before it joined (a slow start on a loaded
+			// machine) is known to the others by its rank alone: no process
+			// ever told them its pid.
+			early := strings.Contains(msg, fmt.Sprintf("rank %d never joined", victim))
+			if !strings.Contains(msg, fmt.Sprintf("rank %d", victim)) || !early && !strings.Contains(msg, fmt.Sprint(cmds[victim].Process.Pid)) {
 				t.Errorf("trial %d: process %d's error does not name rank %d (pid %d):\n%s", trial, r, victim, cmds[victim].Process.Pid, msg)
 			}
 		}
