@@ -46,6 +46,7 @@ gccl() { # program args...: rank 0 in A (prints), rank 1 in B
 		echo "### pass $pass tcpcopy"
 		for mb in 1 4 16 64 128; do ip netns exec $A $T/tcpcopy stream $NET.2:29600 $((mb << 20)) 9; done
 		for mb in 1 4 16 64 128; do ip netns exec $A $T/tcpcopy duplex $NET.2:29600 $((mb << 20)) 9; done
+		for mb in 1 16 128; do ip netns exec $A $T/tcpcopy ring $NET.2:29600 $((mb << 20)) 9; done
 		ip netns exec $A $T/tcpcopy ping $NET.2:29600 10000
 		echo "### pass $pass gccl sendrecv_perf"; gccl sendrecv_perf -b 8 -e 128M -f 4 -n 20 -w 5
 		echo "### pass $pass gccl allreduce_perf"; gccl allreduce_perf -b 8 -e 128M -f 4 -n 20 -w 5

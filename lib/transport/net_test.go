@@ -170,6 +170,23 @@ func testNetMovesEveryProtocol(t *testing.T, inline bool) {
 	}
 }
 
+// TestFramePad: a padded Simple frame's payload starts at a multiple of
+// frameAlign in its stream whatever came before, with less than one
+// frameAlign of padding, and the header says so.
+func TestFramePad(t *testing.T) {
+	for off := uint64(0); off < 4*frameAlign; off++ {
+		pad := framePad(off)
+		if pad < 0 || pad >= frameAlign || (off+frameHeader+uint64(pad))%frameAlign != 0 {
+			t.Fatalf("framePad(%d) = %d: payload at %d", off, pad, off+frameHeader+uint64(pad))
+		}
+	}
+	b := make([]byte, frameHeader)
+	putFrameHeader(b, 1<<40+3, 8, 63, 4<<20)
+	if step, steps, pad, n := parseFrameHeader(b); step != 1<<40+3 || steps != 8 || pad != 63 || n != 4<<20 {
+		t.Fatalf("header round trip: step %d, %d steps, pad %d, %d bytes", step, steps, pad, n)
+	}
+}
+
 // TestNetInlineHandsOver: a sender whose small posts fill the socket (its
 // receiver not reading) gets a frame the socket did not take whole; the
 // proxy finishes it and sends the rest as room comes, and every post

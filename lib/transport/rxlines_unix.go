@@ -3,7 +3,6 @@
 package transport
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -118,10 +117,8 @@ func (px *proxy) readFrame(fd int) (bool, error) {
 			rx.got += m
 			if rx.got == frameHeader {
 				hdr := px.buf[:frameHeader]
-				step := binary.LittleEndian.Uint64(hdr[0:])
-				steps := int(binary.LittleEndian.Uint32(hdr[8:]))
-				n := int(binary.LittleEndian.Uint32(hdr[12:]))
-				if steps != 1 || n > f.StepData() || step < rx.end.Step {
+				step, steps, pad, n := parseFrameHeader(hdr)
+				if steps != 1 || pad != 0 || n > f.StepData() || step < rx.end.Step {
 					rx.bad = fmt.Errorf("a malformed frame (step %d, %d steps, %d bytes; next step %d, at most %d bytes)", step, steps, n, rx.end.Step, f.StepData())
 					return false, rx.bad
 				}

@@ -6,6 +6,10 @@
 //	tcpcopy stream ADDR BYTES REPS  send BYTES REPS times; print GB/s per rep (median last)
 //	tcpcopy duplex ADDR BYTES REPS  send BYTES and receive BYTES at once, REPS times: GB/s
 //	                                each way (the pattern of 2 ranks' sendrecv and ring allreduce)
+//	tcpcopy ring ADDR BYTES REPS    a lean 2-rank ring allreduce of BYTES float32s with
+//	                                the server, REPS times: busBw (GB/s; the first rep
+//	                                allocates the buffers): what an allreduce over this
+//	                                socket reaches with no stack around it
 //	tcpcopy ping ADDR N             N 8-byte round trips; print the median in us
 package main
 
@@ -18,6 +22,7 @@ import (
 	"slices"
 	"strconv"
 	"time"
+	"unsafe"
 )
 
 const bufBytes = 4 << 20 // the transport's socket buffers
@@ -32,7 +37,7 @@ func tune(c net.Conn) {
 
 func main() {
 	if len(os.Args) < 3 {
-		fmt.Fprintln(os.Stderr, "usage: tcpcopy serve ADDR | stream ADDR BYTES REPS | ping ADDR N")
+		fmt.Fprintln(os.Stderr, "usage: tcpcopy serve ADDR | stream|duplex|ring ADDR BYTES REPS | ping ADDR N")
 		os.Exit(2)
 	}
 	var err error
@@ -43,6 +48,8 @@ func main() {
 		err = stream(os.Args[2], atoi(os.Args[3]), atoi(os.Args[4]))
 	case "duplex":
 		err = duplex(os.Args[2], atoi(os.Args[3]), atoi(os.Args[4]))
+	case "ring":
+		err = ring(os.Args[2], atoi(os.Args[3]), atoi(os.Args[4]))
 	case "ping":
 		err = ping(os.Args[2], atoi(os.Args[3]))
 	default:
@@ -64,7 +71,8 @@ func atoi(s string) int {
 }
 
 // serve answers each connection by its first byte: 'p' echoes 8-byte
-// pings, 's' reads a length and sinks that many bytes per rep, acking each.
+// pings, 'r' runs the ring allreduce's other end, 'd' sends and sinks at
+// once, 's' reads a length and sinks that many bytes per rep, acking each.
 func serve(addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -95,6 +103,17 @@ func serve(addr string) error {
 			}
 			buf := make([]byte, 1<<20)
 			var hdr [8]byte
+			if mode[0] == 'r' {
+				var st ringState
+				for {
+					if _, err := io.ReadFull(c, hdr[:]); err != nil {
+						return
+					}
+					if err := st.allreduce(c, int(binary.LittleEndian.Uint64(hdr[:])), 1); err != nil {
+						return
+					}
+				}
+			}
 			if mode[0] == 'd' {
 				out := make([]byte, 1<<20)
 				for {
@@ -237,4 +256,80 @@ func ping(addr string, n int) error {
 	slices.Sort(rt)
 	fmt.Printf("ping 8 B x %d: median round trip %.2f us (p10 %.2f, p90 %.2f)\n", n, rt[n/2], rt[n/10], rt[n*9/10])
 	return nil
+}
+
+// ringState holds a ring allreduce's buffers between reps: an input and an
+// output of the rep's size, allocated once (as the perf tools' buffers).
+type ringState struct{ in, out []byte }
+
+// ringChunk is what the ring allreduce moves per write: NCCL's Simple slice
+// over the network with 4 MiB buffers.
+const ringChunk = 1 << 20
+
+// allreduce is a lean 2-rank ring allreduce of bytes float32s over c, both
+// ends alike: send one half of the input (half is 0 or 1: which), receive
+// the peer's copy of the other half, add it to ours into the output and
+// send the sum back as each chunk arrives, then receive the peer's sum of
+// our half. One writer and one reader goroutine, chunks of ringChunk.
+func (st *ringState) allreduce(c net.Conn, bytes, half int) error {
+	if len(st.in) != bytes {
+		st.in, st.out = make([]byte, bytes), make([]byte, bytes)
+		for i := range st.in {
+			st.in[i] = byte(i)
+		}
+	}
+	h := bytes / 2 &^ 3
+	mine, theirs := [2]int{0, h}, [2]int{h, bytes}
+	if half == 1 {
+		mine, theirs = theirs, mine
+	}
+	summed := make(chan [2]int, (bytes/ringChunk)+2)
+	done := make(chan error, 1)
+	go func() {
+		for o := mine[0]; o < mine[1]; o += ringChunk {
+			if _, err := c.Write(st.in[o:min(o+ringChunk, mine[1])]); err != nil {
+				done <- err
+				return
+			}
+		}
+		for r := range summed {
+			if _, err := c.Write(st.out[r[0]:r[1]]); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	buf := make([]byte, ringChunk)
+	for o := theirs[0]; o < theirs[1]; o += ringChunk {
+		e := min(o+ringChunk, theirs[1])
+		if _, err := io.ReadFull(c, buf[:e-o]); err != nil {
+			return err
+		}
+		addF32(st.out[o:e], st.in[o:e], buf[:e-o])
+		summed <- [2]int{o, e}
+	}
+	close(summed)
+	if _, err := io.ReadFull(c, st.out[mine[0]:mine[1]]); err != nil {
+		return err
+	}
+	return <-done
+}
+
+func addF32(dst, a, b []byte) {
+	d := unsafe.Slice((*float32)(unsafe.Pointer(&dst[0])), len(dst)/4)
+	x := unsafe.Slice((*float32)(unsafe.Pointer(&a[0])), len(a)/4)
+	y := unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
+	for i := range d {
+		d[i] = x[i] + y[i]
+	}
+}
+
+// ring times a lean 2-rank ring allreduce of bytes with the server, reps
+// times: GB/s is bytes over a rep's time (the busBw of 2 ranks).
+func ring(addr string, bytes, reps int) error {
+	var st ringState
+	return timedReps(addr, 'r', "ring allreduce", " busBw", bytes, reps, func(c net.Conn, out, in []byte) error {
+		return st.allreduce(c, bytes, 0)
+	})
 }
