@@ -8,7 +8,8 @@
 # BIN=dir takes prebuilt tcpcopy, allreduce_perf and sendrecv_perf from dir
 # (a machine without Go); else they are built here.
 # Per pass: tcpcopy stream (one way) and duplex (both ways at once, as 2
-# ranks' sendrecv and allreduce move data) 1-128 MiB and an 8 B ping-pong; then gccl's
+# ranks' sendrecv and allreduce move data) 1-128 MiB, a lean 2-rank ring
+# allreduce over one socket (tcpcopy ring) 1-128 MiB, and an 8 B ping-pong; then gccl's
 # sendrecv_perf and allreduce_perf, one process of one rank per namespace
 # (GCCL_LAUNCH_RANK/SIZE, the root in the first), 8 B-128 MiB, and 8 B
 # again with 2000 iterations.
