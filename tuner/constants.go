@@ -131,6 +131,9 @@ func knobs(inter bool) []knob {
 			return []*float64{&c.ChannelBwGBs[l]}
 		}, 0})
 	}
+	if inter {
+		ks = append(ks, knob{"net_bw_gbs", func(c *tuning.Constants) []*float64 { return []*float64{&c.NetBwGBs} }, 0})
+	}
 	ks = append(ks,
 		knob{"max_host_bw_gbs", func(c *tuning.Constants) []*float64 { return []*float64{&c.MaxHostBwGBs} }, 0},
 		knob{"host_bw_per_core_gbs", func(c *tuning.Constants) []*float64 { return []*float64{&c.HostBwPerCoreGBs} }, 0},

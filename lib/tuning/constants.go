@@ -120,6 +120,12 @@ type Constants struct {
 	// run them until memory saturates, so a cap fitted on a 2-core machine
 	// must not bind a 16-core one. 0 = no such cap; without Cores it is off.
 	HostBwPerCoreGBs float64 `json:"host_bw_per_core_gbs"`
+	// NetBwGBs caps the bus bandwidth of a job across hosts: every channel
+	// crosses each host's network link once each way (a ring's edge, a
+	// tree's), so the channels share the link's rate (NCCL fits its
+	// per-channel bwInter to the NIC likewise). It bounds wire bytes, like
+	// MaxHostBwGBs. 0 = no cap.
+	NetBwGBs float64 `json:"net_bw_gbs"`
 	// TreeBwFactor scales tree bandwidth against ring's (NCCL uses .92 for
 	// its tree's imperfect pipelining).
 	TreeBwFactor float64 `json:"tree_bw_factor"`
@@ -243,6 +249,12 @@ func DefaultConstants() Constants {
 		c.StepLatUs[Inter][a] = [proto.NumProtocols]float64{proto.LL: 50, proto.LL128: 50, proto.Simple: 90}
 	}
 	c.HostBwPerCoreGBs = 8.55
+	// One channel fills this VM's link between two namespaces: 2 ranks'
+	// allreduce, 1 MiB-64 MiB, 3 passes (docs/PERFORMANCE.md 13k): one
+	// channel 0.67-1.27 GB/s, two 0.40-1.08, slower at every size; the
+	// duplex socket 0.94-1.33 each way. Without the cap the model priced
+	// two channels at twice one's rate and auto took them.
+	c.NetBwGBs = c.ChannelBwGBs[Inter]
 	c.MaxChannelBwGBs[Ring] = [proto.NumProtocols]float64{proto.LL: 0.958, proto.LL128: 4.39}
 	c.MaxChannelBwGBs[Tree] = [proto.NumProtocols]float64{proto.LL: 1.24}
 	c.MaxHostBwGBs = 0 // see HostBwPerCoreGBs
@@ -623,6 +635,7 @@ func (c Constants) String() string {
 func (c Constants) InProcessHosts() Constants {
 	c.StepLatUs[Inter] = c.StepLatUs[Intra]
 	c.ChannelBwGBs[Inter] = c.ChannelBwGBs[Intra]
+	c.NetBwGBs = 0 // no network: the host's own caps bind
 	return c
 }
 

@@ -85,6 +85,7 @@ func ceilLog2(n int) int {
 //	perCh   = min(min(ChannelBwGBs[links used]) * eff[p], MaxChannelBwGBs[a][p] if > 0)
 //	busBw   = min(min(nCh, Cores/perHost) * perCh, hostBw*eff[p]/perHost) (* TreeBwFactor for Tree)
 //	hostBw  = min(MaxHostBwGBs if > 0, HostBwPerCoreGBs*Cores if both > 0)      (no cap if neither)
+//	          and, across hosts (nHosts > 1), busBw <= NetBwGBs*eff[p] if > 0 (the channels share the link)
 //	algBw   = busBw / busBwFactor(c, nRanks)
 //	time    = latency + min(bytes, CacheBytes) / algBw + max(0, bytes - CacheBytes) / (algBw * OutOfCacheBwFactor[a][p])
 //	          (CacheBytes > 0; else latency + bytes / algBw)
@@ -137,6 +138,9 @@ func (m *Model) Estimate(c Coll, a Algo, p proto.Protocol, nCh, nRanks, nHosts i
 	busBw := channels * perCh
 	if hostBw := k.hostBw(); hostBw > 0 {
 		busBw = min(busBw, hostBw*eff/float64(perHost))
+	}
+	if nHosts > 1 && k.NetBwGBs > 0 {
+		busBw = min(busBw, k.NetBwGBs*eff)
 	}
 	if a == Tree {
 		busBw *= k.TreeBwFactor

@@ -282,12 +282,46 @@ func TestModelNCCLLikeHugePicksSimpleRing(t *testing.T) {
 	}
 }
 
+// TestModelNetCapSharesLink: across hosts the channels share the network
+// link: with NetBwGBs at one channel's rate, 1 GiB across hosts runs on one
+// channel; with room for 4 it runs on 4 (of 8); inside one host the cap
+// does not apply, and hosts simulated in one process have no network.
+func TestModelNetCapSharesLink(t *testing.T) {
+	m := defaultModel()
+	m.C.MaxHostBwGBs, m.C.HostBwPerCoreGBs, m.C.Cores = 0, 0, 0
+	lim := Limits{MaxChannels: 8, Algos: []Algo{Ring}, Protos: []proto.Protocol{proto.Simple}}
+	for _, c := range []struct {
+		net           float64
+		hosts, wantCh int
+	}{
+		{m.C.ChannelBwGBs[Inter], 2, 1},
+		{4 * m.C.ChannelBwGBs[Inter], 2, 4},
+		{0, 2, 8},
+		{m.C.ChannelBwGBs[Inter], 1, 8},
+	} {
+		mc := *m
+		mc.C.NetBwGBs = c.net
+		if got, _ := mc.Choose(AllReduce, 4, c.hosts, 1<<30, lim); got.NChannels != c.wantCh {
+			t.Errorf("net_bw_gbs %g, 4 ranks on %d hosts: Choose = %v, want %d channels", c.net, c.hosts, got, c.wantCh)
+		}
+		one, _ := mc.Time(AllReduce, Ring, proto.Simple, 1, 4, c.hosts, 1<<30)
+		two, _ := mc.Time(AllReduce, Ring, proto.Simple, 2, 4, c.hosts, 1<<30)
+		if capped := c.hosts > 1 && c.net > 0 && c.net <= m.C.ChannelBwGBs[Inter]; capped != (one == two) {
+			t.Errorf("net_bw_gbs %g, %d hosts: 1 channel %g us, 2 channels %g us", c.net, c.hosts, one, two)
+		}
+	}
+	if n := DefaultConstants().InProcessHosts().NetBwGBs; n != 0 {
+		t.Errorf("InProcessHosts: net_bw_gbs %g, want 0 (no network)", n)
+	}
+}
+
 // TestModelHugeUsesEveryChannel: with a core per channel and no host cap,
 // 1 GiB runs on every channel the communicator has (it is far above every
 // channel threshold), whatever algorithm and protocol win.
 func TestModelHugeUsesEveryChannel(t *testing.T) {
 	m := defaultModel()
 	m.C.MaxHostBwGBs = 0
+	m.C.NetBwGBs = 0
 	m.C.Cores = 0
 	for _, c := range Colls() {
 		for _, s := range shapes() {
@@ -504,7 +538,7 @@ func TestModelLoadConstantsErrors(t *testing.T) {
 		{`[1]`, `x.json: want a JSON object of constants`},
 		{`{"cores": 2`, `x.json: want a JSON object of constants`},
 		{`{} {}`, `x.json: want a JSON object of constants: data after the object`},
-		{`{"bogus": 1}`, `x.json: bogus: unknown key (valid: base_lat_us, cache_bytes, channel_bw_gbs, channel_threshold_bytes, cores, host_bw_per_core_gbs, local_bw_gbs, local_lat_us, machine, max_channel_bw_gbs, max_host_bw_gbs, method, out_of_cache_bw_factor, oversub_step_lat_us, step_lat_us, tree_bw_factor, version)`},
+		{`{"bogus": 1}`, `x.json: bogus: unknown key (valid: base_lat_us, cache_bytes, channel_bw_gbs, channel_threshold_bytes, cores, host_bw_per_core_gbs, local_bw_gbs, local_lat_us, machine, max_channel_bw_gbs, max_host_bw_gbs, method, net_bw_gbs, out_of_cache_bw_factor, oversub_step_lat_us, step_lat_us, tree_bw_factor, version)`},
 		{`{"Cores": 2}`, `x.json: Cores: unknown key`},
 		{`{"cores": 2, "cores": 3}`, `x.json: cores: duplicate key`},
 		{`{"base_lat_us": {"Rung": {}}}`, `x.json: base_lat_us.Rung: unknown algorithm "Rung" (valid: Ring, Tree, OneShot)`},
