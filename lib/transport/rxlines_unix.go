@@ -119,7 +119,7 @@ func (px *proxy) readFrame(fd int) (bool, error) {
 				hdr := px.buf[:frameHeader]
 				step, steps, pad, n := parseFrameHeader(hdr)
 				if steps != 1 || pad != 0 || n > f.StepData() || step < rx.end.Step {
-					rx.bad = fmt.Errorf("a malformed frame (step %d, %d steps, %d bytes; next step %d, at most %d bytes)", step, steps, n, rx.end.Step, f.StepData())
+					rx.bad = fmt.Errorf("a malformed frame (step %d, %d steps, %d bytes, %d bytes of padding; next step %d, 1 step of at most %d bytes, no padding)", step, steps, n, pad, rx.end.Step, f.StepData())
 					return false, rx.bad
 				}
 				rx.step, rx.n = step, n
