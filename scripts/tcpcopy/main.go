@@ -22,7 +22,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
-	"unsafe"
+
+	"github.com/gccl/gccl/lib/reduce"
 )
 
 const bufBytes = 4 << 20 // the transport's socket buffers
@@ -259,8 +260,13 @@ func ping(addr string, n int) error {
 }
 
 // ringState holds a ring allreduce's buffers between reps: an input and an
-// output of the rep's size, allocated once (as the perf tools' buffers).
-type ringState struct{ in, out []byte }
+// output of the rep's size, allocated once (as the perf tools' buffers), a
+// chunk to receive into, and the stack's own float32 sum kernel, so the
+// yardstick reduces as fast as the stack does.
+type ringState struct {
+	in, out, buf []byte
+	sum          *reduce.Kernel
+}
 
 // ringChunk is what the ring allreduce moves per write: NCCL's Simple slice
 // over the network with 4 MiB buffers.
@@ -272,13 +278,23 @@ const ringChunk = 1 << 20
 // send the sum back as each chunk arrives, then receive the peer's sum of
 // our half. One writer and one reader goroutine, chunks of ringChunk.
 func (st *ringState) allreduce(c net.Conn, bytes, half int) error {
+	if bytes%8 != 0 {
+		return fmt.Errorf("ring: %d bytes: want a multiple of 8 (two halves of float32s)", bytes)
+	}
+	if st.sum == nil {
+		k, err := reduce.NewKernel(reduce.Float32, reduce.Sum, 0, 2)
+		if err != nil {
+			return err
+		}
+		st.sum, st.buf = k, make([]byte, ringChunk)
+	}
 	if len(st.in) != bytes {
 		st.in, st.out = make([]byte, bytes), make([]byte, bytes)
 		for i := range st.in {
 			st.in[i] = byte(i)
 		}
 	}
-	h := bytes / 2 &^ 3
+	h := bytes / 2
 	mine, theirs := [2]int{0, h}, [2]int{h, bytes}
 	if half == 1 {
 		mine, theirs = theirs, mine
@@ -300,13 +316,12 @@ func (st *ringState) allreduce(c net.Conn, bytes, half int) error {
 		}
 		done <- nil
 	}()
-	buf := make([]byte, ringChunk)
 	for o := theirs[0]; o < theirs[1]; o += ringChunk {
 		e := min(o+ringChunk, theirs[1])
-		if _, err := io.ReadFull(c, buf[:e-o]); err != nil {
+		if _, err := io.ReadFull(c, st.buf[:e-o]); err != nil {
 			return err
 		}
-		addF32(st.out[o:e], st.in[o:e], buf[:e-o])
+		st.sum.Reduce(st.out[o:e], st.buf[:e-o], st.in[o:e], false)
 		summed <- [2]int{o, e}
 	}
 	close(summed)
@@ -316,18 +331,12 @@ func (st *ringState) allreduce(c net.Conn, bytes, half int) error {
 	return <-done
 }
 
-func addF32(dst, a, b []byte) {
-	d := unsafe.Slice((*float32)(unsafe.Pointer(&dst[0])), len(dst)/4)
-	x := unsafe.Slice((*float32)(unsafe.Pointer(&a[0])), len(a)/4)
-	y := unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
-	for i := range d {
-		d[i] = x[i] + y[i]
-	}
-}
-
 // ring times a lean 2-rank ring allreduce of bytes with the server, reps
 // times: GB/s is bytes over a rep's time (the busBw of 2 ranks).
 func ring(addr string, bytes, reps int) error {
+	if bytes%8 != 0 {
+		return fmt.Errorf("ring: %d bytes: want a multiple of 8 (two halves of float32s)", bytes)
+	}
 	var st ringState
 	return timedReps(addr, 'r', "ring allreduce", " busBw", bytes, reps, func(c net.Conn, out, in []byte) error {
 		return st.allreduce(c, bytes, 0)
