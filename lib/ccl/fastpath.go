@@ -180,6 +180,7 @@ func (c *Comm) runFast() {
 		// The channel goroutine is between looks at an empty queue.
 		runtime.Gosched()
 	}
+	c.settleWakes(false) // the CAS was the barrier
 	w := &c.fast.work
 	if spin, noBackOff := c.w.spin, c.w.noBackOff; ch.waiter.SpinFor != spin || ch.waiter.NoBackOff != noBackOff {
 		ch.waiter.SpinFor, ch.waiter.NoBackOff = spin, noBackOff
@@ -205,6 +206,7 @@ func (c *Comm) materializeFast() {
 	if !c.fast.pending {
 		return
 	}
+	c.settleWakes(true)
 	pl := c.newPlan()
 	pl.seq = c.fast.seq
 	pl.spin, pl.noBackOff = c.w.spin, c.w.noBackOff

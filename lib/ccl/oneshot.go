@@ -2,6 +2,7 @@ package ccl
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/gccl/gccl/lib/oneshot"
 	"github.com/gccl/gccl/lib/prims"
@@ -33,6 +34,13 @@ type oneShotState struct {
 	board    *oneshot.Board
 	seq      uint64 // rounds handed out so far
 	minAcked uint64 // every peer had acknowledged at least this round when last looked
+	// wakeOwed: a round was posted and its readers not yet looked at after
+	// a full barrier (settleWakes). Owned like posted.
+	wakeOwed *collWork
+	// barrier is a word only this rank's poster touches: an atomic add on
+	// it is the poster's full barrier (a locked instruction on a line no
+	// other core holds).
+	barrier atomic.Uint64
 	// peers[r] wakes and kicks rank r's channel 0: the goroutine that may
 	// wait for this rank's posts and acknowledgements.
 	peers []peerSignal
@@ -185,12 +193,41 @@ func (c *Comm) postRound(w *collWork, rd oneShotRound) {
 		lines = oneshot.Lines(rd.cnt * elt)
 	}
 	b.Publish(me, rd.seq, lines)
+	// A reader asleep already is woken now; one falling asleep as the
+	// lines go out is the business of settleWakes, after a barrier.
+	c.wakeReaders(w)
+	c.os.wakeOwed = w
+}
+
+// wakeReaders wakes the ranks that read this rank's posts of w and are
+// asleep. Only after a full barrier that follows the posts is it the
+// poster's half of the Dekker pair with a reader going to sleep.
+func (c *Comm) wakeReaders(w *collWork) {
 	peers := c.os.peers
 	for r := range peers {
-		if r != me && w.reads(r) {
+		if r != c.rank && w.reads(r) {
 			peers[r].waiter.Wake()
 		}
 	}
+}
+
+// settleWakes ends a post: with fenced, it makes the full barrier itself
+// (else its caller has just made one: a CAS), then wakes the post's
+// sleeping readers. It runs before the poster waits for anything, so no
+// reader that went to sleep as the post went out is left asleep. Leaving
+// the barrier until then lets this core's wait for its stores to leave
+// (they evict the readers' copies of the lines) overlap its own reads.
+func (c *Comm) settleWakes(fenced bool) {
+	s := c.os
+	if s == nil || s.wakeOwed == nil {
+		return
+	}
+	if fenced {
+		s.barrier.Add(1)
+	}
+	w := s.wakeOwed
+	s.wakeOwed = nil
+	c.wakeReaders(w)
 }
 
 // runOneShot is channel 0's part of a one-shot collective: every round,
@@ -214,6 +251,7 @@ func (ch *channel) runOneShot(w *collWork) error {
 			}
 			c.postRound(w, rd)
 		}
+		c.settleWakes(true)
 		if w.reads(me) {
 			if err := ch.readRound(w, rd); err != nil {
 				return err

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gccl/gccl/lib/exact"
 	"github.com/gccl/gccl/lib/oneshot"
@@ -448,5 +449,59 @@ func TestShapeCacheFollowsBuffers(t *testing.T) {
 			t.Errorf("%s: overlapping buffers of a cached shape: err = %v, want an overlap error", algo, err)
 		}
 		run(4*slots, false)
+	}
+}
+
+// TestOneShotPostWakesSleepingReader: a rank whose one-shot read went to
+// sleep before its peer posted is woken by the post itself, while the
+// poster has not synchronized (its barrier and second look wait for that):
+// the peers finish before rank 0 calls Synchronize. The delays put the
+// readers in each phase of their wait (spinning, yielding, asleep).
+func TestOneShotPostWakesSleepingReader(t *testing.T) {
+	for _, n := range []int{2, 3} {
+		comms := initT(t, n, Config{Algo: "OneShot"})
+		dt, op := reduce.Float32, reduce.Sum
+		const cnt = 2
+		for i, delay := range []time.Duration{0, 30 * time.Microsecond, 200 * time.Microsecond, 5 * time.Millisecond, 20 * time.Millisecond} {
+			sends, recvs := make([][]byte, n), make([][]byte, n)
+			for r := range comms {
+				sends[r], recvs[r] = make([]byte, cnt*4), make([]byte, cnt*4)
+				exact.Fill(sends[r], dt, op, uint64(i), r, n, 0, cnt)
+			}
+			done := make(chan error, n)
+			for r := 1; r < n; r++ {
+				go func(c *Comm) {
+					err := c.AllReduce(sends[c.Rank()], recvs[c.Rank()], cnt, dt, RedOp{Op: op})
+					if err == nil {
+						err = c.Synchronize()
+					}
+					done <- err
+				}(comms[r])
+			}
+			time.Sleep(delay)
+			if err := comms[0].AllReduce(sends[0], recvs[0], cnt, dt, RedOp{Op: op}); err != nil {
+				t.Fatal(err)
+			}
+			for r := 1; r < n; r++ {
+				select {
+				case err := <-done:
+					if err != nil {
+						t.Fatal(err)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatalf("n=%d delay %v: a rank still waits for rank 0's post 10 s after it was made (rank 0 has not synchronized): the post did not wake it", n, delay)
+				}
+			}
+			if err := comms[0].Synchronize(); err != nil {
+				t.Fatal(err)
+			}
+			want := make([]byte, cnt*4)
+			exact.Expected(want, dt, op, uint64(i), n, 0, cnt)
+			for r := range comms {
+				if wrong, first := exact.Compare(recvs[r], want, dt, 0); wrong > 0 {
+					t.Fatalf("n=%d delay %v rank %d: %d wrong, first at %d", n, delay, r, wrong, first)
+				}
+			}
+		}
 	}
 }

@@ -76,8 +76,8 @@ func (b *Board) flag(seq uint64) uint64 { return seq & b.flagMask }
 func (b *Board) slot(r int, seq uint64) []uint64 { return b.slots[r][seq%Slots] }
 
 // Put writes data as rank r's lines of round seq from line off on. The
-// caller posts a round's every segment before it wakes the readers (the
-// last store is a full barrier: see Publish). The lines of data and off
+// caller posts a round's every segment, then a full barrier, before it
+// wakes the readers (see Publish). The lines of data and off
 // must fit the slot: (off + Lines(len(data))) * LineBytes <= RoundBytes.
 func (b *Board) Put(r int, seq uint64, off int, data []byte) {
 	words := b.slot(r, seq)[2*off:]
@@ -92,20 +92,18 @@ func (b *Board) Put(r int, seq uint64, off int, data []byte) {
 }
 
 // Publish ends rank r's round seq after its Puts: it refreshes the rest
-// of the slot when the round is due a cleaning, and stores the round's
-// last word again with a full barrier, so that a waker's later load of a
-// reader's sleeping word cannot pass the line stores (the Dekker pair of
-// proto.Waiter). used is the lines the round's Puts wrote.
+// of the slot when the round is due a cleaning. used is the lines the
+// round's Puts wrote. It makes no barrier: before the poster reads a
+// reader's sleeping word to wake it (the Dekker pair of proto.Waiter), it
+// makes one of its own (a locked instruction), as late as it can, so that
+// the wait for its stores to leave this core overlaps its own reads.
 func (b *Board) Publish(r int, seq uint64, used int) {
-	words := b.slot(r, seq)
-	flag := b.flag(seq) << 32
 	if seq&(b.clean-1) < Slots { // seq % clean, without a division
+		words := b.slot(r, seq)
+		flag := b.flag(seq) << 32
 		for w := 2 * used; w < len(words); w++ {
 			proto.StoreWord(&words[w], flag)
 		}
-	}
-	if used > 0 {
-		atomic.StoreUint64(&words[2*used-1], atomic.LoadUint64(&words[2*used-1]))
 	}
 }
 
