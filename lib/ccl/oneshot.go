@@ -44,6 +44,8 @@ type oneShotState struct {
 	// peers[r] wakes and kicks rank r's channel 0: the goroutine that may
 	// wait for this rank's posts and acknowledgements.
 	peers []peerSignal
+	// others is every peer's waiter but this rank's own, in rank order.
+	others []*proto.Waiter
 }
 
 type peerSignal struct {
@@ -72,6 +74,9 @@ func (c *Comm) oneShot() *oneShotState {
 			s.peers[r] = peerSignal{waiter: p.channels[0].waiter, kick: p.channels[0].kick}
 		} else {
 			s.peers[r] = peerSignal{waiter: w.job.remoteWaiter(r, 0), kick: w.job.remoteKick(r, 0)}
+		}
+		if r != c.rank {
+			s.others = append(s.others, s.peers[r].waiter)
 		}
 	}
 	c.os = s
@@ -203,11 +208,16 @@ func (c *Comm) postRound(w *collWork, rd oneShotRound) {
 // asleep. Only after a full barrier that follows the posts is it the
 // poster's half of the Dekker pair with a reader going to sleep.
 func (c *Comm) wakeReaders(w *collWork) {
-	peers := c.os.peers
-	for r := range peers {
-		if r != c.rank && w.reads(r) {
-			peers[r].waiter.Wake()
+	if w.coll == CollReduce { // the root alone reads
+		if w.root != c.rank {
+			c.os.peers[w.root].waiter.Wake()
 		}
+		return
+	}
+	// Every other rank reads, but in a broadcast, where only the root
+	// posts: the readers are again every other rank.
+	for _, p := range c.os.others {
+		p.Wake()
 	}
 }
 
@@ -263,10 +273,8 @@ func (ch *channel) runOneShot(w *collWork) error {
 		s.board.Ack(me, rd.seq)
 		// Any peer may wait for this acknowledgement before its next post,
 		// in whatever collective it is at by then.
-		for r := range s.peers {
-			if r != me {
-				s.peers[r].waiter.Wake()
-			}
+		for _, p := range s.others {
+			p.Wake()
 		}
 	}
 	return nil

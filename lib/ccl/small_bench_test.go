@@ -147,6 +147,145 @@ func BenchmarkSpinRoundTrip(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 }
 
+// BenchmarkFloorSideBySide is the floor's ratio measured side by side: the
+// same two goroutines alternate blocks of spin round trips on one shared
+// word and blocks of 2-rank float32 sum allreduces
+// (auto: each goroutine a rank calling AllReduce and Synchronize), one
+// block pair per b.N. A shared machine's slow spells (a VM whose cores
+// drift from 0.07 to 0.45 us a round trip from minute to minute) then
+// fall on both members of a pair. It reports the medians over pairs of
+// the allreduce's time (us/op), the spin's (spin_us) and their ratio
+// (x_spin), the figure issue 19 sets at most 2.
+//
+//	go test ./lib/ccl -run '^$' -bench FloorSideBySide -benchtime 40x
+func BenchmarkFloorSideBySide(b *testing.B) {
+	for _, size := range []int{8, 64, 1024} {
+		b.Run("size="+sizeName(size), func(b *testing.B) {
+			comms := initT(b, 2, Config{Timeout: time.Minute})
+			// The spin's word, written by both goroutines in turn, alone on
+			// its cache line: a neighbour written by either would slow the
+			// yardstick, flattering the ratio.
+			line := new(struct {
+				_    [64]byte
+				word atomic.Uint64
+				_    [64]byte
+			})
+			word := &line.word
+			// spin runs round trips [first, first+count): rank 0 writes
+			// 2i+1 and waits for 2i+2, which rank 1 writes on seeing 2i+1.
+			spin := func(rank int, first, count uint64) {
+				for i := first; i < first+count; i++ {
+					if rank == 0 {
+						word.Store(2*i + 1)
+						waitWord(word, 2*i+2)
+					} else {
+						waitWord(word, 2*i+1)
+						word.Store(2*i + 2)
+					}
+				}
+			}
+			spinTimes, opTimes := make([]float64, b.N), make([]float64, b.N)
+			phase := newPairBarrier() // both goroutines between phases
+			var wg sync.WaitGroup
+			for r, c := range comms {
+				wg.Add(1)
+				go func(r int, c *Comm) {
+					defer wg.Done()
+					in, out := make([]byte, size), make([]byte, size)
+					allreduce := func(count int) bool {
+						for i := 0; i < count; i++ {
+							if err := c.AllReduce(in, out, size/4, Float32, Sum); err != nil {
+								b.Error(err)
+								return false
+							}
+							if err := c.Synchronize(); err != nil {
+								b.Error(err)
+								return false
+							}
+						}
+						return true
+					}
+					var trips uint64 // round trips so far, alike on both goroutines
+					for blk := 0; blk < b.N; blk++ {
+						// Each phase starts untimed (floorWarm): the two
+						// goroutines meet through the scheduler and may start
+						// on one processor until the other takes one.
+						phase.meet()
+						spin(r, trips, floorWarm)
+						t0 := time.Now()
+						spin(r, trips+floorWarm, floorBlock)
+						t1 := time.Now()
+						trips += floorWarm + floorBlock
+						phase.meet()
+						if !allreduce(floorWarm) {
+							return
+						}
+						t2 := time.Now()
+						if !allreduce(floorBlock) {
+							return
+						}
+						if r == 0 {
+							spinTimes[blk], opTimes[blk] = t1.Sub(t0).Seconds(), time.Since(t2).Seconds()
+						}
+					}
+				}(r, c)
+			}
+			wg.Wait()
+			ratios := make([]float64, b.N)
+			for i := range ratios {
+				ratios[i] = opTimes[i] / spinTimes[i]
+			}
+			b.ReportMetric(median(opTimes)/floorBlock*1e6, "us/op")
+			b.ReportMetric(median(spinTimes)/floorBlock*1e6, "spin_us")
+			b.ReportMetric(median(ratios), "x_spin")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
+
+// floorBlock is how many round trips or allreduces one timed block holds;
+// floorWarm how many run untimed before it.
+const floorBlock, floorWarm = 5000, 500
+
+// waitWord spins until w holds v, yielding now and then (as
+// BenchmarkSpinRoundTrip) so that an oversubscribed machine progresses.
+func waitWord(w *atomic.Uint64, v uint64) {
+	for spins := 0; w.Load() != v; spins++ {
+		if spins%1024 == 1023 {
+			runtime.Gosched()
+		}
+	}
+}
+
+// pairBarrier is where two goroutines meet between timed blocks (outside
+// the timing: a mutex and a condition are fine).
+type pairBarrier struct {
+	mu           sync.Mutex
+	cond         *sync.Cond
+	arrived, gen int // guarded by mu
+}
+
+func newPairBarrier() *pairBarrier {
+	p := &pairBarrier{}
+	p.cond = sync.NewCond(&p.mu)
+	return p
+}
+
+// meet returns once both goroutines have called it (again).
+func (p *pairBarrier) meet() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	gen := p.gen
+	if p.arrived++; p.arrived == 2 {
+		p.arrived, p.gen = 0, p.gen+1
+		p.cond.Broadcast()
+		return
+	}
+	for gen == p.gen {
+		p.cond.Wait()
+	}
+}
+
 // BenchmarkQueuedSmallAllReduce is nccl-tests' timing loop: every rank
 // enqueues its operations back to back, each on the next slot of a larger
 // buffer (perf rotates buffers so), and synchronizes once at the end: the

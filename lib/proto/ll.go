@@ -123,12 +123,12 @@ func StoreWord(addr *uint64, v uint64) { storeRelaxed64(addr, v) }
 // shifted to the high half; it returns the words written. Each word is one
 // StoreWord, in order.
 func StoreLines(words []uint64, data []byte, flag uint64) int {
-	w, i, n := 0, 0, len(data)
-	for ; i+LLDataPerLine <= n; i += LLDataPerLine {
-		v := binary.LittleEndian.Uint64(data[i:])
-		storeRelaxed64(&words[w], v&0xffffffff|flag)
-		storeRelaxed64(&words[w+1], v>>32|flag)
-		w += 2
+	n := len(data)
+	full := n / LLDataPerLine
+	w, i := 2*full, full*LLDataPerLine
+	if full > 0 {
+		_ = words[w-1] // the words hold the lines (bounds check)
+		storeFullLines(&words[0], &data[0], full, flag)
 	}
 	if i < n {
 		var tail [LLDataPerLine]byte

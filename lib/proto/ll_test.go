@@ -242,3 +242,43 @@ func TestLLOversizePanics(t *testing.T) {
 	}()
 	_ = s.LLSend(make([]byte, 65))
 }
+
+// TestStoreLines checks StoreLines word by word against the LL layout,
+// for every length from 0 to 5 lines and a bit (whole lines go through
+// the assembly on amd64, the last part line through Go), at unaligned
+// data starts, and that it writes no word past its lines.
+func TestStoreLines(t *testing.T) {
+	const flag = uint64(0x9abcdef0) << 32
+	src := make([]byte, 64)
+	for i := range src {
+		src[i] = byte(7*i + 3)
+	}
+	for start := 0; start < 3; start++ {
+		for n := 0; n <= 42; n++ {
+			data := src[start : start+n]
+			words := make([]uint64, 16)
+			for i := range words {
+				words[i] = 0x5555
+			}
+			got := proto.StoreLines(words, data, flag)
+			lines := (n + 7) / 8
+			if got != 2*lines {
+				t.Fatalf("start %d n %d: wrote %d words, want %d", start, n, got, 2*lines)
+			}
+			for l := 0; l < lines; l++ {
+				var b [8]byte
+				copy(b[:], data[8*l:min(8*l+8, n)])
+				lo := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24
+				hi := uint64(b[4]) | uint64(b[5])<<8 | uint64(b[6])<<16 | uint64(b[7])<<24
+				if words[2*l] != lo|flag || words[2*l+1] != hi|flag {
+					t.Fatalf("start %d n %d line %d: words %#x %#x, want %#x %#x", start, n, l, words[2*l], words[2*l+1], lo|flag, hi|flag)
+				}
+			}
+			for i := 2 * lines; i < len(words); i++ {
+				if words[i] != 0x5555 {
+					t.Fatalf("start %d n %d: word %d past the lines written", start, n, i)
+				}
+			}
+		}
+	}
+}

@@ -10,3 +10,10 @@ package proto
 //
 //go:noescape
 func storeRelaxed64(addr *uint64, v uint64)
+
+// storeFullLines writes lines x 8 payload bytes from data as LL lines at
+// words, each word one plain 8-byte store, in order (as storeRelaxed64):
+// StoreLines' whole lines in one call rather than two per line.
+//
+//go:noescape
+func storeFullLines(words *uint64, data *byte, lines int, flag uint64)
