@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // BenchmarkSmallAllReduce is the latency floor: float32 sum allreduce of
@@ -55,7 +56,7 @@ func benchSmall(b *testing.B, n int, algo string, size int) {
 			wg.Add(1)
 			go func(c *Comm) {
 				defer wg.Done()
-				in, out := make([]byte, size), make([]byte, size)
+				in, out := ownLines(size), ownLines(size)
 				var w time.Duration
 				var t0 time.Time
 				for i := 0; i < iters; i++ {
@@ -191,7 +192,7 @@ func BenchmarkFloorSideBySide(b *testing.B) {
 				wg.Add(1)
 				go func(r int, c *Comm) {
 					defer wg.Done()
-					in, out := make([]byte, size), make([]byte, size)
+					in, out := ownLines(size), ownLines(size)
 					allreduce := func(count int) bool {
 						for i := 0; i < count; i++ {
 							if err := c.AllReduce(in, out, size/4, Float32, Sum); err != nil {
@@ -330,4 +331,16 @@ func BenchmarkQueuedSmallAllReduce(b *testing.B) {
 			wg.Wait()
 		})
 	}
+}
+
+// ownLines returns n bytes on cache lines of their own. Two ranks' 8-byte
+// buffers made one after another share a line (Go's allocator packs small
+// objects), and each rank writing its result would pull the line from the
+// other's core: a cost of the benchmark, not of the collective (perf's
+// buffers are megabytes apart).
+func ownLines(n int) []byte {
+	const line = 64
+	b := make([]byte, n+3*line)
+	off := line - int(uintptr(unsafe.Pointer(&b[0]))%line) // the first whole line, with one before it
+	return b[off+line : off+line+n : off+line+n]
 }
