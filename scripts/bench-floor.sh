@@ -7,7 +7,8 @@
 # 8 B: Open MPI with 4 processes, gccl -g 4, -t 4 and --np 4. Every pass runs
 # them all in turn; the summary is the median over passes (each pass's own
 # figure: the benchmark's us/op and worst call of 10,000 (max_us); mpi_perf's
-# median of 5 loops; perf's slowest rank, median of 3 loops).
+# median of 5 loops; perf's slowest rank, median of 3 loops); and the
+# ratio to the spin measured side by side (BenchmarkFloorSideBySide).
 #
 # usage: scripts/bench-floor.sh            (PASSES, OUT override)
 # needs: mpicc and mpirun (apt-get install -y openmpi-bin libopenmpi-dev)
@@ -32,6 +33,8 @@ for pass in $(seq "$passes"); do
 	"$out/ccl.test" -test.run '^$' -test.bench 'SmallAllReduce/ranks=2/algo=auto|SpinRoundTrip' -test.benchtime 50000x |
 		awk -v p="$pass" '/^BenchmarkSmall/ {split($1, f, "size="); sub(/-[0-9]+$/, "", f[2]); print "inproc", 2, f[2], $5, $3, p}
 			/^BenchmarkSpin/ {print "spin", 2, "-", $5, $3, p}' >>"$raw"
+	"$out/ccl.test" -test.run '^$' -test.bench 'FloorSideBySide' -test.benchtime 40x |
+		awk -v p="$pass" '/^BenchmarkFloor/ {split($1, f, "size="); sub(/-[0-9]+$/, "", f[2]); print "sbs", 2, f[2], $5, $3, p, $7}' >>"$raw"
 	$mpirun -np 2 "$out/mpi_perf" allreduce 8 1024 5 |
 		awk -v p="$pass" '!/^#/ && ($1 == 8 || $1 == 1024) {print "mpi", 2, $1, $3, "-", p}' >>"$raw"
 	$mpirun -np 2 "$out/mpi_perf" allreduce 64 64 5 | awk -v p="$pass" '!/^#/ && $1 == 64 {print "mpi", 2, $1, $3, "-", p}' >>"$raw"
@@ -57,6 +60,13 @@ print("|---|---:|---:|---:|---:|---:|")
 for s in ("8", "64", "1024"):
     ip = med("inproc", "2", name[s])
     print("| %s B | %.3f | %.1f | %.1fx | %.3f | %.3f |" % (s, ip, med("inproc", "2", name[s], 4), ip / spin, med("mpi", "2", s), med("np", "2", s)))
+print()
+print("Side by side (BenchmarkFloorSideBySide: spin and allreduce blocks alternating on the same goroutines;")
+print("each pass's medians over 40 block pairs, then the median over passes):")
+print("| size | allreduce (us) | spin round trip (us) | allreduce / spin |")
+print("|---|---:|---:|---:|")
+for s in ("8", "64", "1024"):
+    print("| %s B | %.3f | %.3f | %.2fx |" % (s, med("sbs", "2", name[s]), med("sbs", "2", name[s], 4), med("sbs", "2", name[s], 6)))
 print()
 print("| 4 ranks, 8 B | Open MPI 4 procs | gccl -g 4 | gccl -t 4 | gccl --np 4 |")
 print("|---|---:|---:|---:|---:|")
