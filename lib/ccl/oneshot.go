@@ -214,8 +214,8 @@ func (c *Comm) wakeReaders(w *collWork) {
 		}
 		return
 	}
-	// Every other rank reads, but in a broadcast, where only the root
-	// posts: the readers are again every other rank.
+	// Every other rank reads (in a broadcast only the root posts, and
+	// every other rank reads it).
 	for _, p := range c.os.others {
 		p.Wake()
 	}
