@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gccl/gccl/lib/ccl"
+	"github.com/gccl/gccl/lib/tuning"
 	"github.com/gccl/gccl/results"
 )
 
@@ -122,7 +123,7 @@ func (o *Options) resolve(rc RunConfig) RunConfig {
 		rc.Proto = canonical(env.Proto, "LL", "LL128", "Simple")
 	}
 	if _, ok := over[ccl.EnvAlgo]; !ok && !strings.EqualFold(env.Algo, "auto") {
-		rc.Algo = canonical(env.Algo, "Ring", "Tree", "OneShot")
+		rc.Algo = canonical(env.Algo, tuning.AlgoNames()...)
 	}
 	if _, ok := over[ccl.EnvNChannels]; !ok && env.NChannels > 0 {
 		rc.NChannels = env.NChannels

@@ -119,7 +119,7 @@ func TestConfigsErrors(t *testing.T) {
 		{AllReduce, []string{"--configs", "Mesh/LL/1"}, "unknown algorithm"},
 		{AllReduce, []string{"--configs", "Ring/LL/0"}, "channels must be 1..64 or auto"},
 		{AllReduce, []string{"--configs", "auto", "--proto", "LL"}, "not both"},
-		{AllGather, []string{"--configs", "Tree/Simple/1"}, "allgather has no tree algorithm"},
+		{AllGather, []string{"--configs", "Tree/Simple/1"}, "allgather has no Tree algorithm"},
 	} {
 		r := runPerf(t, tc.tt, args(tiny, tc.args)...)
 		if r.code != exitInvalidUsage || !strings.Contains(r.stderr, tc.want) {

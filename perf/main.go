@@ -724,7 +724,7 @@ func (o *Options) configs() []RunConfig {
 	for _, p := range protos {
 		for _, a := range algos {
 			for _, c := range chans {
-				if a == "OneShot" && ((p != "" && p != "LL") || c > 1) {
+				if onBoard(a) && ((p != "" && p != "LL") || c > 1) {
 					continue // it runs LL on one channel: no such configuration
 				}
 				for _, b := range buffs {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/gccl/gccl/lib/exact"
 	"github.com/gccl/gccl/lib/proto"
 	"github.com/gccl/gccl/lib/reduce"
+	"github.com/gccl/gccl/lib/tuning"
 	"github.com/gccl/gccl/results"
 )
 
@@ -168,7 +170,7 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	fs.IntVarP(&o.DeviceCTAs, "device_cta_count", "V", 16, "device CTA count (GPU only)")
 	fs.IntVarP(&o.CTAPolicy, "cta_policy", "x", -1, "CTA policy (GPU only)")
 	fs.StringVar(&protos, "proto", "", "sweep protocols: LL,LL128,Simple or all")
-	fs.StringVar(&algos, "algo", "", "sweep algorithms: Ring, Tree (allreduce only), OneShot (LL, one channel) or all (those the collective has)")
+	fs.StringVar(&algos, "algo", "", "sweep algorithms: Ring, Tree (allreduce only), OneShot (LL, one channel), TwoShot (allreduce only, LL, one channel) or all (those the collective has)")
 	fs.StringVar(&channels, "nchannels", "", "sweep channel counts, e.g. 1,2,4")
 	fs.StringVar(&buffs, "buffsize", "", "sweep Simple buffer sizes, e.g. 1M,4M")
 	fs.StringVar(&configList, "configs", "", "explicit configurations ALGO/PROTO/CHANNELS, any part auto, e.g. auto,Ring/LL/1,Tree/Simple/4 (instead of --proto/--algo/--nchannels)")
@@ -223,7 +225,7 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	if o.Protos, err = parseList("proto", protos, []string{"LL", "LL128", "Simple"}); err != nil {
 		return nil, err
 	}
-	if o.Algos, err = parseList("algo", algos, []string{"Ring", "Tree", "OneShot"}); err != nil {
+	if o.Algos, err = parseList("algo", algos, tuning.AlgoNames()); err != nil {
 		return nil, err
 	}
 	o.algoAll = strings.EqualFold(strings.TrimSpace(algos), "all")
@@ -251,7 +253,7 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 // validate checks ranges and turns GPU-only flags into notes or errors.
 func (o *Options) validate() error {
 	if len(o.Algos) > 0 && len(o.configs()) == 0 {
-		return usagef("invalid --algo/--proto/--nchannels: OneShot runs on LL on one channel, and no other algorithm was asked for")
+		return usagef("invalid --algo/--proto/--nchannels: OneShot and TwoShot run on LL on one channel, and no other algorithm was asked for")
 	}
 	switch {
 	case o.Threads < 1:
@@ -511,14 +513,14 @@ func parseConfigList(s string) ([]RunConfig, error) {
 			return "", false
 		}
 		var ok bool
-		if rc.Algo, ok = pick(parts[0], []string{"Ring", "Tree", "OneShot"}); !ok {
-			return nil, bad("unknown algorithm (valid: Ring, Tree, OneShot, auto)")
+		if rc.Algo, ok = pick(parts[0], tuning.AlgoNames()); !ok {
+			return nil, bad("unknown algorithm (valid: " + strings.Join(tuning.AlgoNames(), ", ") + ", auto)")
 		}
 		if rc.Proto, ok = pick(parts[1], []string{"LL", "LL128", "Simple"}); !ok {
 			return nil, bad("unknown protocol (valid: LL, LL128, Simple, auto)")
 		}
-		if rc.Algo == "OneShot" && rc.Proto != "" && rc.Proto != "LL" {
-			return nil, bad("OneShot runs on LL only")
+		if onBoard(rc.Algo) && rc.Proto != "" && rc.Proto != "LL" {
+			return nil, bad(rc.Algo + " runs on LL only")
 		}
 		if !strings.EqualFold(parts[2], "auto") {
 			n, err := strconv.Atoi(parts[2])
@@ -581,28 +583,42 @@ func isTerminal(w io.Writer) bool {
 // parseSize reads a size flag's value (see ccl.ParseSize).
 func parseSize(s string) (int64, error) { return ccl.ParseSize(s) }
 
-// fitAlgos checks the --algo list against the collective: Tree runs only
-// allreduce. "all" keeps the algorithms the collective has; naming Tree
-// for another collective is an error.
+// fitAlgos checks the --algo list against the collective: Tree and
+// TwoShot run only allreduce. "all" keeps the algorithms the collective
+// has; naming another for the collective is an error.
 func (o *Options) fitAlgos(coll string) error {
-	if coll == "allreduce" {
-		return nil
+	var valid []string
+	tc, err := tuning.ParseColl(coll)
+	for _, a := range tuning.Algos() {
+		// Collectives made of sends and receives (alltoall, gather...)
+		// ignore the algorithm; they take those every collective has.
+		if (err == nil && tuning.Supports(tc, a)) || (err != nil && tuning.Supports(tuning.AllGather, a)) {
+			valid = append(valid, a.String())
+		}
 	}
+	has := func(a string) bool { return a == "" || slices.Contains(valid, a) }
 	for _, rc := range o.ConfigList {
-		if rc.Algo == "Tree" {
-			return usagef("invalid --configs entry with Tree: %s has no tree algorithm (valid: Ring, auto)", coll)
+		if !has(rc.Algo) {
+			return usagef("invalid --configs entry with %s: %s has no %s algorithm (valid: %s, auto)", rc.Algo, coll, rc.Algo, strings.Join(valid, ", "))
 		}
 	}
 	var keep []string
 	for _, a := range o.Algos {
-		if a != "Tree" {
+		if has(a) {
 			keep = append(keep, a)
 		} else if !o.algoAll {
-			return usagef("invalid --algo Tree: %s has no tree algorithm (valid: Ring)", coll)
+			return usagef("invalid --algo %s: %s has no %s algorithm (valid: %s)", a, coll, a, strings.Join(valid, ", "))
 		}
 	}
 	o.Algos = keep
 	return nil
+}
+
+// onBoard reports whether the algorithm named a runs on the one-shot
+// board (LL on one channel): OneShot, TwoShot.
+func onBoard(a string) bool {
+	x, err := tuning.ParseAlgo(a)
+	return err == nil && x.OnBoard()
 }
 
 // parsePrecision reads --precision: a fraction (0.02) or a percentage (2%),

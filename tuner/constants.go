@@ -93,6 +93,11 @@ type knob struct {
 	from float64
 }
 
+// noCap is where a bandwidth cap left off (0) starts a fit: so high it
+// binds nothing, as off did. Starting it at 1 GB/s capped every point at
+// once, and with many knobs the simplex did not find its way back.
+const noCap = 1000
+
 // knobs lists what FitConstants fits. The links inside a host and between
 // hosts have knobs of their own (step latencies, channel bandwidth); those
 // between hosts only with inter set, when the points include jobs across
@@ -106,6 +111,9 @@ func knobs(inter bool) []knob {
 	var ks []knob
 	for _, a := range tuning.Algos() {
 		for _, p := range proto.All() {
+			if !tuning.SupportsProto(a, p) {
+				continue // prices nothing (the board's algorithms run LL only)
+			}
 			ks = append(ks, knob{fmt.Sprintf("base_lat_us.%s.%s", a, p), func(c *tuning.Constants) []*float64 {
 				return []*float64{&c.BaseLatUs[a][p]}
 			}, 0})
@@ -117,7 +125,7 @@ func knobs(inter bool) []knob {
 			if p != proto.Simple {
 				ks = append(ks, knob{fmt.Sprintf("max_channel_bw_gbs.%s.%s", a, p), func(c *tuning.Constants) []*float64 {
 					return []*float64{&c.MaxChannelBwGBs[a][p]}
-				}, 0})
+				}, noCap})
 			}
 		}
 	}
@@ -126,6 +134,9 @@ func knobs(inter bool) []knob {
 			return []*float64{&c.OversubStepLatUs[p]}
 		}, 0})
 	}
+	ks = append(ks, knob{"oversub_hop_lat_us", func(c *tuning.Constants) []*float64 {
+		return []*float64{&c.OversubHopLatUs}
+	}, 0})
 	for _, l := range links {
 		ks = append(ks, knob{fmt.Sprintf("channel_bw_gbs.%s", l), func(c *tuning.Constants) []*float64 {
 			return []*float64{&c.ChannelBwGBs[l]}
@@ -135,14 +146,17 @@ func knobs(inter bool) []knob {
 		ks = append(ks, knob{"net_bw_gbs", func(c *tuning.Constants) []*float64 { return []*float64{&c.NetBwGBs} }, 0})
 	}
 	ks = append(ks,
-		knob{"max_host_bw_gbs", func(c *tuning.Constants) []*float64 { return []*float64{&c.MaxHostBwGBs} }, 0},
-		knob{"host_bw_per_core_gbs", func(c *tuning.Constants) []*float64 { return []*float64{&c.HostBwPerCoreGBs} }, 0},
+		knob{"max_host_bw_gbs", func(c *tuning.Constants) []*float64 { return []*float64{&c.MaxHostBwGBs} }, noCap},
+		knob{"host_bw_per_core_gbs", func(c *tuning.Constants) []*float64 { return []*float64{&c.HostBwPerCoreGBs} }, noCap},
 		knob{"tree_bw_factor", func(c *tuning.Constants) []*float64 { return []*float64{&c.TreeBwFactor} }, 0},
 		// A few MiB: the last-level cache of the machines at hand.
 		knob{"cache_bytes", func(c *tuning.Constants) []*float64 { return []*float64{&c.CacheBytes} }, 4 << 20},
 	)
 	for _, a := range tuning.Algos() {
 		for _, p := range proto.All() {
+			if a.OnBoard() {
+				continue // the board's reads are priced without a cache knee
+			}
 			ks = append(ks, knob{fmt.Sprintf("out_of_cache_bw_factor.%s.%s", a, p), func(c *tuning.Constants) []*float64 {
 				return []*float64{&c.OutOfCacheBwFactor[a][p]}
 			}, 1})

@@ -93,7 +93,7 @@ type Series struct {
 func KeyOf(r results.Record) Key {
 	k := Key{
 		Shape: Shape{Coll: r.Collective, NRanks: r.NRanks, NHosts: max(r.NHosts, 1)},
-		Algo:  canonical(r.Algorithm, []string{"Ring", "Tree", "OneShot"}),
+		Algo:  canonical(r.Algorithm, tuning.AlgoNames()),
 		Proto: canonical(r.Protocol, []string{"LL", "LL128", "Simple"}),
 		NCh:   r.Channels, BuffSize: r.BuffSize,
 	}

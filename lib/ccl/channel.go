@@ -272,7 +272,7 @@ type collWork struct {
 	send                   *proto.SendEnd  // to the ring's next rank
 	recv                   *proto.RecvEnd  // from the ring's previous rank
 	tree                   *prims.TreeEnds // the channel's tree links (Tree only)
-	os                     oneShotWork     // OneShot only
+	os                     oneShotWork     // OneShot and TwoShot only
 }
 
 func (ch *channel) runColl(w *collWork) error {
@@ -281,7 +281,7 @@ func (ch *channel) runColl(w *collWork) error {
 		ch.runLocal(w)
 		return nil
 	}
-	if w.algo == tuning.OneShot {
+	if w.algo.OnBoard() {
 		return ch.runOneShot(w)
 	}
 	p := prims.Prims{

@@ -35,8 +35,9 @@ type Config struct {
 	// Proto forces a protocol: "LL", "LL128", "Simple"; "" or "auto" lets the
 	// stack choose per operation.
 	Proto string
-	// Algo forces an algorithm: "Ring", "Tree" (allreduce only) or
-	// "OneShot" (LL only, one channel); "" or "auto" lets the stack choose
+	// Algo forces an algorithm: "Ring", "Tree" (allreduce only),
+	// "OneShot" (LL only, one channel) or "TwoShot" (allreduce only, LL
+	// only, one channel); "" or "auto" lets the stack choose
 	// per operation.
 	Algo string
 	// NChannels forces the channel count (1..64); 0 is auto: min(cores, 4).
@@ -150,7 +151,7 @@ func (c Config) FromLookup(lookup func(string) (string, bool)) (Config, error) {
 	}
 	if v, ok := lookup(EnvAlgo); ok {
 		if err := checkAlgo(v); err != nil {
-			return c, bad(EnvAlgo, v, "valid values are Ring, Tree, OneShot or auto")
+			return c, bad(EnvAlgo, v, "valid values are Ring, Tree, OneShot, TwoShot or auto")
 		}
 		c.Algo = v
 	}
@@ -306,13 +307,13 @@ func parseAlgo(s string) (tuning.Algo, error) {
 	}
 	a, err := tuning.ParseAlgo(s)
 	if err != nil {
-		return -1, fmt.Errorf("unknown algorithm %q (valid: Ring, Tree, OneShot, auto)", s)
+		return -1, fmt.Errorf("unknown algorithm %q (valid: Ring, Tree, OneShot, TwoShot, auto)", s)
 	}
 	return a, nil
 }
 
 // checkAlgoProto rejects a forced protocol the forced algorithm cannot
-// run: the one-shot algorithm is made of LL lines.
+// run: the board's algorithms (one-shot, two-shot) are made of LL lines.
 func checkAlgoProto(a tuning.Algo, p proto.Protocol) error {
 	if a >= 0 && p >= 0 && !tuning.SupportsProto(a, p) {
 		return fmt.Errorf("algorithm %s runs on LL only, not %s (force LL, or leave the protocol auto)", a, p)

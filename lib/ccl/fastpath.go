@@ -142,8 +142,9 @@ func (c *Comm) buildFast(t *task) bool {
 	// One round only: the caller posts all of it now, so no peer ever
 	// needs more of this rank's work than its Synchronize will do (a later
 	// round posted there could be awaited by a peer this very goroutine
-	// synchronizes first).
-	rounds, elems, err := c.oneShotRounds(t) // as planOneShot: ranks on either path agree
+	// synchronizes first). For that reason the two-shot, whose second
+	// round is posted after the first is read, is always planned.
+	rounds, elems, err := c.oneShotRounds(t, d.algo) // as planOneShot: ranks on either path agree
 	if err != nil || rounds != 1 {
 		return false
 	}

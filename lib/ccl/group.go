@@ -143,7 +143,7 @@ func (c *Comm) launch(tasks []task) error {
 	pl.seq = c.enqueued
 	pl.spin, pl.noBackOff = planSpin(int(n)*c.Size(), c.w.spinProcs)
 	c.lastSpin = pl.spin
-	if cw := &pl.work[0]; cw.plan != nil && len(cw.colls) > 0 && cw.colls[0].algo == tuning.OneShot {
+	if cw := &pl.work[0]; cw.plan != nil && len(cw.colls) > 0 && cw.colls[0].algo.OnBoard() {
 		c.tryPrePost(&cw.colls[0])
 	}
 	pl.pending.Store(n)
@@ -186,7 +186,7 @@ func (c *Comm) planColl(t task, pl *plan) error {
 	} else {
 		grain, chunkElems = prims.GrainElems(p, t.elt), prims.ChunkElems(p, d.buff, chunkSteps, t.elt)
 	}
-	if a == tuning.OneShot {
+	if a.OnBoard() {
 		return c.planOneShotColl(t, d, nBytes, pl)
 	}
 	nCh := d.nChannels
@@ -231,9 +231,10 @@ func (c *Comm) planColl(t task, pl *plan) error {
 	return nil
 }
 
-// planOneShotColl puts a one-shot collective on channel 0, alone.
+// planOneShotColl puts a collective of the board (one-shot, two-shot) on
+// channel 0, alone.
 func (c *Comm) planOneShotColl(t task, d decision, nBytes int64, pl *plan) error {
-	os, err := c.planOneShot(t)
+	os, err := c.planOneShot(t, d.algo)
 	if err != nil {
 		return err
 	}

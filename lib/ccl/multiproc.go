@@ -22,7 +22,6 @@ import (
 	"github.com/gccl/gccl/lib/proto"
 	"github.com/gccl/gccl/lib/shm"
 	"github.com/gccl/gccl/lib/transport"
-	"github.com/gccl/gccl/lib/tuning"
 )
 
 // UniqueID names a set of communicators across processes (ncclUniqueId):
@@ -496,8 +495,8 @@ func initJob(nranks int, id UniqueID, set settings, link *bootstrap.Client) ([]*
 	if len(hosts) > 1 && set.ranksPerHost > 0 {
 		return nil, fmt.Errorf("ccl: InitRanks: the ranks run on %d hosts and %s=%d asks to simulate hosts as well: unset it", len(hosts), EnvRanksPerHost, set.ranksPerHost)
 	}
-	if len(hosts) > 1 && set.algo == tuning.OneShot {
-		return nil, fmt.Errorf("ccl: InitRanks: the OneShot algorithm (GCCL_ALGO) needs every rank on one host, and these run on %d: valid are Ring, Tree or auto", len(hosts))
+	if len(hosts) > 1 && set.algo.OnBoard() {
+		return nil, fmt.Errorf("ccl: InitRanks: the %s algorithm (GCCL_ALGO) needs every rank on one host, and these run on %d: valid are Ring, Tree or auto", set.algo, len(hosts))
 	}
 	lead := offers[0]
 	hp, cores := hostProcs(procs, offers)

@@ -198,7 +198,7 @@ func (r *mpRun) waitOutput(line string, d time.Duration) error {
 
 // TestMultiProcMatrix runs the correctness matrix, sampled, across 2, 3
 // and 4 processes and 2 processes of 2 ranks: ring and tree, every
-// protocol, 1 and 3 channels, and the one-shot; each cell on a fresh set
+// protocol, 1 and 3 channels, the one-shot and the two-shot; each cell on a fresh set
 // of communicators.
 func TestMultiProcMatrix(t *testing.T) {
 	layouts := []struct{ procs, per int }{{2, 1}, {3, 1}, {4, 1}, {2, 2}}
@@ -223,6 +223,9 @@ func TestMultiProcMatrix(t *testing.T) {
 		// The one-shot over the job's shared board.
 		k++
 		cells = append(cells, mpCell{Proto: "LL", Algo: "OneShot", NCh: 1, Sample: k, Colls: oneShotColls})
+		// The two-shot allreduce over the same board.
+		k++
+		cells = append(cells, mpCell{Proto: "LL", Algo: "TwoShot", NCh: 1, Sample: k, Colls: []Coll{CollAllReduce}})
 		t.Run(fmt.Sprintf("procs=%d/ranks=%d", l.procs, l.per), func(t *testing.T) {
 			outs, errs := runJob(t, l.procs, l.per, cells, "", 4*time.Minute)
 			for p, err := range errs {

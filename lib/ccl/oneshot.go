@@ -8,6 +8,7 @@ import (
 	"github.com/gccl/gccl/lib/prims"
 	"github.com/gccl/gccl/lib/proto"
 	"github.com/gccl/gccl/lib/reduce"
+	"github.com/gccl/gccl/lib/tuning"
 )
 
 // The one-shot algorithm (tuning.OneShot): every rank posts its input once
@@ -19,6 +20,13 @@ import (
 // flight the caller posts the first round while it enqueues (launch), so a
 // thread that drives several ranks finds every post there when it
 // synchronizes them one by one.
+//
+// The two-shot allreduce (tuning.TwoShot) runs on the same board in two of
+// its rounds per round: every rank posts its input; rank b reduces block b
+// of every post in rank order and posts the result; every rank reads every
+// reduced block. The same bits as the one-shot (rank b reduces in the same
+// order), two hops instead of one, and each rank reads about twice its
+// buffer instead of every rank's.
 //
 // Large operations run in rounds of at most oneshot.RoundBytes per rank.
 // Every rank acknowledges every round it took part in, whether it read or
@@ -98,44 +106,67 @@ func (w *world) oneShotBoard() *oneshot.Board {
 	return w.board
 }
 
-// oneShotRounds is how many rounds of how many elements a one-shot
-// collective takes (at least one: an empty operation still takes a round,
-// so every rank counts rounds alike).
-func (c *Comm) oneShotRounds(t *task) (rounds, elems int, err error) {
+// oneShotRounds is how many rounds of how many elements a collective of
+// the board takes with algorithm a (at least one: an empty operation still
+// takes a round, so every rank counts rounds alike).
+func (c *Comm) oneShotRounds(t *task, a tuning.Algo) (rounds, elems int, err error) {
 	n, elt := c.Size(), t.elt
 	per := oneshot.RoundBytes
-	if t.coll == CollReduceScatter {
+	switch {
+	case a == tuning.TwoShot:
+		// A round is a block per rank, each on a line of its own.
+		per = oneshot.TwoShotSegment(n) * n
+	case t.coll == CollReduceScatter:
 		// A round posts one line-aligned segment per rank.
 		per = oneshot.RoundBytes / n / oneshot.LineBytes * oneshot.LineBytes
 	}
 	e := per / elt
-	if e == 0 {
-		return 0, 0, fmt.Errorf("ccl: %s with OneShot on %d ranks: a round of %d bytes cannot hold one %d-byte element per rank; use Ring", t.coll, n, oneshot.RoundBytes, elt)
+	if e == 0 || (a == tuning.TwoShot && oneshot.TwoShotSegment(n) < elt) {
+		return 0, 0, fmt.Errorf("ccl: %s with %s on %d ranks: a round of %d bytes cannot hold one %d-byte element per rank; use Ring", t.coll, a, n, oneshot.RoundBytes, elt)
 	}
 	return max((t.count+e-1)/e, 1), e, nil
 }
 
-// planOneShot hands a one-shot collective its rounds.
-func (c *Comm) planOneShot(t task) (oneShotWork, error) {
-	rounds, e, err := c.oneShotRounds(&t)
+// planOneShot hands a collective of the board its rounds.
+func (c *Comm) planOneShot(t task, a tuning.Algo) (oneShotWork, error) {
+	rounds, e, err := c.oneShotRounds(&t, a)
 	if err != nil {
 		return oneShotWork{}, err
 	}
 	s := c.oneShot()
 	w := oneShotWork{seq: s.seq + 1, rounds: rounds, roundElems: e}
-	s.seq += uint64(rounds)
+	s.seq += uint64(rounds * seqsPerRound(a))
 	return w, nil
+}
+
+// seqsPerRound is the board's rounds one round of algorithm a takes: the
+// two-shot posts twice, its input and then its reduced block.
+func seqsPerRound(a tuning.Algo) int {
+	if a == tuning.TwoShot {
+		return 2
+	}
+	return 1
 }
 
 // oneShotRound is one round's span of a collective.
 type oneShotRound struct {
 	seq      uint64
 	off, cnt int // elements [off, off+cnt) of the operation (of each block for reducescatter)
+	// gather: the two-shot's second round (same span), which posts this
+	// rank's reduced block and reads every other.
+	gather bool
 }
 
 func (w *collWork) oneShotRound(k int) oneShotRound {
 	off := k * w.os.roundElems
-	return oneShotRound{seq: w.os.seq + uint64(k), off: off, cnt: max(min(w.os.roundElems, w.count-off), 0)}
+	return oneShotRound{seq: w.os.seq + uint64(k*seqsPerRound(w.algo)), off: off, cnt: max(min(w.os.roundElems, w.count-off), 0)}
+}
+
+// twoShotBlock is rank b's block of the two-shot round rd: elements
+// [lo, hi) of the operation, and the line it starts at in rd's first post.
+func (w *collWork) twoShotBlock(rd oneShotRound, n, b int) (lo, hi, line int) {
+	l, h := oneshot.TwoShotBlock(rd.cnt, n, w.elt, b)
+	return rd.off + l, rd.off + h, l * w.elt / oneshot.LineBytes
 }
 
 // posts reports whether rank r posts in this collective: every rank but
@@ -186,7 +217,11 @@ func (c *Comm) minAcked() uint64 {
 func (c *Comm) postRound(w *collWork, rd oneShotRound) {
 	b, me, elt := c.os.board, c.rank, w.elt
 	lines := 0
-	if w.coll == CollReduceScatter {
+	if rd.gather { // the two-shot's reduced block
+		lo, hi, _ := w.twoShotBlock(rd, c.Size(), me)
+		b.Put(me, rd.seq, 0, w.out[lo*elt:hi*elt])
+		lines = oneshot.Lines((hi - lo) * elt)
+	} else if w.coll == CollReduceScatter {
 		seg := oneshot.Lines(w.os.roundElems * elt)
 		for blk := 0; blk < c.Size(); blk++ {
 			o := (blk*w.count + rd.off) * elt
@@ -240,42 +275,59 @@ func (c *Comm) settleWakes(fenced bool) {
 	c.wakeReaders(w)
 }
 
-// runOneShot is channel 0's part of a one-shot collective: every round,
-// post (unless posted at enqueue), read and reduce, acknowledge.
+// runOneShot is channel 0's part of a collective of the board: every
+// round (the two-shot's two), post (unless posted at enqueue), read and
+// reduce, acknowledge.
 func (ch *channel) runOneShot(w *collWork) error {
+	for k := 0; k < w.os.rounds; k++ {
+		rd := w.oneShotRound(k)
+		if err := ch.oneShotStep(w, rd, k == 0 && w.os.prePosted); err != nil {
+			return err
+		}
+		if w.algo == tuning.TwoShot {
+			rd.seq++
+			rd.gather = true
+			if err := ch.oneShotStep(w, rd, false); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// oneShotStep runs one round of the board: it waits for the round's slot,
+// posts, reads what this rank needs and acknowledges the round.
+func (ch *channel) oneShotStep(w *collWork, rd oneShotRound, posted bool) error {
 	c := ch.comm
 	s := c.os
 	me := c.rank
-	for k := 0; k < w.os.rounds; k++ {
-		rd := w.oneShotRound(k)
-		if w.posts(me) && !(k == 0 && w.os.prePosted) {
-			if !oneshot.Free(rd.seq, s.minAcked) {
-				ready := func() bool { s.minAcked = c.minAcked(); return oneshot.Free(rd.seq, s.minAcked) }
-				if !ready() && !ch.waiter.Spin(ready) {
-					if err := ch.waiter.WaitKick(ready, c.kickPeers, func() string {
-						return fmt.Sprintf("every rank to finish one-shot round %d before rank %d reuses its slot", rd.seq-oneshot.Slots, me)
-					}); err != nil {
-						return err
-					}
+	if w.posts(me) && !posted {
+		if !oneshot.Free(rd.seq, s.minAcked) {
+			ready := func() bool { s.minAcked = c.minAcked(); return oneshot.Free(rd.seq, s.minAcked) }
+			if !ready() && !ch.waiter.Spin(ready) {
+				if err := ch.waiter.WaitKick(ready, c.kickPeers, func() string {
+					return fmt.Sprintf("every rank to finish one-shot round %d before rank %d reuses its slot", rd.seq-oneshot.Slots, me)
+				}); err != nil {
+					return err
 				}
 			}
-			c.postRound(w, rd)
 		}
-		c.settleWakes(true)
-		if w.reads(me) {
-			if err := ch.readRound(w, rd); err != nil {
-				return err
-			}
-		} else if me == w.root && w.coll == CollBroadcast {
-			elt := w.elt
-			prims.CopyUnlessSame(w.out[rd.off*elt:(rd.off+rd.cnt)*elt], w.in[rd.off*elt:(rd.off+rd.cnt)*elt])
+		c.postRound(w, rd)
+	}
+	c.settleWakes(true)
+	if w.reads(me) {
+		if err := ch.readRound(w, rd); err != nil {
+			return err
 		}
-		s.board.Ack(me, rd.seq)
-		// Any peer may wait for this acknowledgement before its next post,
-		// in whatever collective it is at by then.
-		for _, p := range s.others {
-			p.Wake()
-		}
+	} else if me == w.root && w.coll == CollBroadcast {
+		elt := w.elt
+		prims.CopyUnlessSame(w.out[rd.off*elt:(rd.off+rd.cnt)*elt], w.in[rd.off*elt:(rd.off+rd.cnt)*elt])
+	}
+	s.board.Ack(me, rd.seq)
+	// Any peer may wait for this acknowledgement before its next post,
+	// in whatever collective it is at by then.
+	for _, p := range s.others {
+		p.Wake()
 	}
 	return nil
 }
@@ -337,7 +389,14 @@ func (ch *channel) prefetchPosts(w *collWork, rd oneShotRound) {
 	b, me := ch.comm.os.board, ch.rank
 	lines := oneshot.Lines(rd.cnt * w.elt)
 	line := 0
-	if w.coll == CollReduceScatter {
+	switch {
+	case w.algo == tuning.TwoShot:
+		lo, hi, l := w.twoShotBlock(rd, ch.nRanks, me)
+		lines = oneshot.Lines((hi - lo) * w.elt) // the gather's blocks: the same or one shorter
+		if !rd.gather {
+			line = l
+		}
+	case w.coll == CollReduceScatter:
 		line = me * oneshot.Lines(w.os.roundElems*w.elt)
 	}
 	for r := 0; r < ch.nRanks; r++ {
@@ -377,6 +436,9 @@ func (ch *channel) readRound(w *collWork, rd oneShotRound) error {
 	case CollBroadcast:
 		return ch.fetch(w.root, rd.seq, 0, w.out[rd.off*elt:rd.off*elt+nb])
 	}
+	if w.algo == tuning.TwoShot {
+		return ch.readTwoShot(w, rd)
+	}
 	line := 0 // where this rank's part starts in each post
 	own := w.in[rd.off*elt : rd.off*elt+nb]
 	if w.coll == CollReduceScatter {
@@ -384,13 +446,43 @@ func (ch *channel) readRound(w *collWork, rd oneShotRound) error {
 		o := (me*w.count + rd.off) * elt
 		own = w.in[o : o+nb]
 	}
+	return ch.reduceRound(w, rd, line, own, w.out[rd.off*elt:rd.off*elt+nb])
+}
+
+// readTwoShot reads one round of the two-shot: in its first, this rank's
+// block of every post, reduced in rank order; in its second, every other
+// rank's reduced block.
+func (ch *channel) readTwoShot(w *collWork, rd oneShotRound) error {
+	n, me, elt := ch.nRanks, ch.rank, w.elt
+	if rd.gather {
+		for r := 0; r < n; r++ {
+			if lo, hi, _ := w.twoShotBlock(rd, n, r); r != me && hi > lo {
+				if err := ch.fetch(r, rd.seq, 0, w.out[lo*elt:hi*elt]); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	lo, hi, line := w.twoShotBlock(rd, n, me)
+	if hi == lo {
+		return nil
+	}
+	return ch.reduceRound(w, rd, line, w.in[lo*elt:hi*elt], w.out[lo*elt:hi*elt])
+}
+
+// reduceRound writes into out the reduction, in rank order, of every
+// rank's part of round rd: the lines from line on of each post, and this
+// rank's own part from own (its input).
+func (ch *channel) reduceRound(w *collWork, rd oneShotRound, line int, own, out []byte) error {
+	n, me := ch.nRanks, ch.rank
+	nb := len(out)
 	// This rank's own part is read from its input, not its post, unless
 	// the output is its input and an earlier rank's part overwrites it
 	// first. The same bits either way: the reduction order does not move.
 	if w.inPlace && me != 0 {
 		own = nil
 	}
-	out := w.out[rd.off*elt : rd.off*elt+nb]
 	k := w.kernel
 	pre := k.Op() == reduce.PreMulSum // every rank's input is scaled, rank 0's too
 	if me == 0 && own != nil {

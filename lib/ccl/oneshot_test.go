@@ -100,7 +100,7 @@ func TestOneShotOneThreadDrivesAllRanks(t *testing.T) {
 	}
 }
 
-// TestOneShotMixedWithRing: one-shot and ring operations alternate on one
+// TestOneShotMixedWithRing: one-shot, two-shot, ring and tree operations alternate on one
 // communicator (Force between them), with sizes that take several rounds:
 // the board's rounds and acknowledgements stay in step across algorithms.
 func TestOneShotMixedWithRing(t *testing.T) {
@@ -109,7 +109,7 @@ func TestOneShotMixedWithRing(t *testing.T) {
 	dt, op := reduce.Int32, reduce.Sum
 	perRank(comms, func(c *Comm) {
 		for i := 0; i < 40; i++ {
-			algo := []string{"OneShot", "Ring", "OneShot", "Tree"}[i%4]
+			algo := []string{"OneShot", "Ring", "TwoShot", "Tree", "TwoShot"}[i%5]
 			if err := c.Force(Forced{Algo: algo}); err != nil {
 				t.Error(err)
 				return

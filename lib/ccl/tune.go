@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/gccl/gccl/lib/proto"
 	"github.com/gccl/gccl/lib/tuning"
@@ -54,11 +55,11 @@ func (c *Comm) decide(coll Coll, nBytes int64) (decision, error) {
 		return k.d, nil
 	}
 	s := &c.force
-	if s.algo == tuning.Tree && !tuning.Supports(tc, tuning.Tree) {
-		return decision{}, fmt.Errorf("ccl: %s has no Tree algorithm (forced by GCCL_ALGO, Config.Algo or Comm.Force): valid for it is Ring", coll)
+	if s.algo >= 0 && !tuning.Supports(tc, s.algo) {
+		return decision{}, fmt.Errorf("ccl: %s has no %s algorithm (forced by GCCL_ALGO, Config.Algo or Comm.Force): valid for it are %s", coll, s.algo, supportedAlgos(tc))
 	}
-	if s.algo == tuning.OneShot && c.w.realHosts {
-		return decision{}, fmt.Errorf("ccl: the OneShot algorithm needs every rank on one host (its board is memory they share); these ranks run on %d hosts: valid are Ring and Tree", c.w.nHosts)
+	if s.algo.OnBoard() && c.w.realHosts {
+		return decision{}, fmt.Errorf("ccl: the %s algorithm needs every rank on one host (its board is memory they share); these ranks run on %d hosts: valid are Ring and Tree", s.algo, c.w.nHosts)
 	}
 	maxCh := min(len(c.channels), s.maxCh)
 	lim := tuning.Limits{MaxChannels: maxCh, Channels: s.nChannels}
@@ -101,7 +102,7 @@ func (c *Comm) decide(coll Coll, nBytes int64) (decision, error) {
 			d.source = "forced+model"
 		}
 	}
-	if d.algo == tuning.OneShot && c.w.realHosts {
+	if d.algo.OnBoard() && c.w.realHosts {
 		// The one-shot's board is memory every rank reads: not across
 		// machines. A rule or the model asked for it; the rest decide.
 		lim.Algos = []tuning.Algo{tuning.Ring, tuning.Tree}
@@ -112,8 +113,8 @@ func (c *Comm) decide(coll Coll, nBytes int64) (decision, error) {
 		d.algo, d.proto, d.nChannels, d.buff = ch.Algo, ch.Proto, ch.NChannels, 0
 	}
 	if !tuning.SupportsProto(d.algo, d.proto) {
-		// A rule's algorithm that cannot run the forced protocol (OneShot
-		// is LL only): the forced protocol wins, the model picks again.
+		// A rule's algorithm that cannot run the forced protocol (the
+		// board's are LL only): the forced protocol wins, the model picks again.
 		lim.Algos, lim.Protos = []tuning.Algo{tuning.Ring, tuning.Tree}, []proto.Protocol{d.proto}
 		ch, _ := c.w.model.Choose(tc, c.w.n, c.w.nHosts, nBytes, lim)
 		d.algo, d.nChannels, d.buff = ch.Algo, ch.NChannels, 0
@@ -212,4 +213,15 @@ type decidedEntry struct {
 func (c *Comm) logChoice(w io.Writer, ch Choice) {
 	fmt.Fprintf(w, "gccl INFO rank %d/%d hosts %d: %s %d B -> %s/%s/%dch by %s, predicted %.2f us\n",
 		c.rank, c.w.n, c.w.nHosts, ch.Coll, ch.Bytes, ch.Algo, ch.Proto, ch.NChannels, ch.Source, ch.PredictedUs)
+}
+
+// supportedAlgos names the algorithms collective c has, for errors.
+func supportedAlgos(c tuning.Coll) string {
+	var names []string
+	for _, a := range tuning.Algos() {
+		if tuning.Supports(c, a) {
+			names = append(names, a.String())
+		}
+	}
+	return strings.Join(names, ", ")
 }

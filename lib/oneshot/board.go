@@ -173,3 +173,27 @@ func (b *Board) Acked(r int) uint64 { return atomic.LoadUint64(&b.parts[r][0]) }
 // nothing in a round still acknowledge it, so the check holds for every
 // collective.
 func Free(seq, minAcked uint64) bool { return seq <= Slots || minAcked >= seq-Slots }
+
+// The two-shot allreduce (tuning.TwoShot) splits each round's elements
+// into one block per rank. A round's post is its elements in order, as
+// one-shot's; block b starts on a line of its own, so rank b reads its
+// block of every post from that line, and posts its reduced block again
+// in the next round, at line 0.
+
+// TwoShotSegment is the most bytes of one rank's block a two-shot round
+// carries on n ranks: the round split n ways, in whole pairs of lines (a
+// block then starts on a line, and the lines' vector copy takes it whole).
+// 0 when n ranks cannot share a round that way.
+func TwoShotSegment(n int) int { return RoundBytes / max(n, 1) / (2 * LineBytes) * (2 * LineBytes) }
+
+// TwoShotBlock is rank b's block of a two-shot round of cnt elements of
+// elt bytes on n ranks: the round's elements [lo, hi). Blocks are as even
+// as whole line pairs allow, in rank order; the last may be short or
+// empty. cnt must fit the round: cnt*elt <= n*TwoShotSegment(n).
+func TwoShotBlock(cnt, n, elt, b int) (lo, hi int) {
+	grain := max(2*LineBytes/elt, 1) // elements per line pair
+	blk := (cnt + n - 1) / n
+	blk = (blk + grain - 1) / grain * grain
+	lo = min(b*blk, cnt)
+	return lo, min(lo+blk, cnt)
+}

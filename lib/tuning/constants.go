@@ -101,6 +101,11 @@ type Constants struct {
 	// trip through the Go scheduler. gccl's own term; NCCL's blocks never
 	// share an SM.
 	OversubStepLatUs [proto.NumProtocols]float64 `json:"oversub_step_lat_us" dims:"proto"`
+	// OversubHopLatUs is the same for a hop of the one-shot board (OneShot,
+	// TwoShot), per rank per core beyond one: a reader that waits for every
+	// rank's post waits for the last rank the scheduler runs, where a ring's
+	// step waits for one neighbour and its steps overlap.
+	OversubHopLatUs float64 `json:"oversub_hop_lat_us"`
 
 	// ChannelBwGBs is one channel's bus bandwidth over a link with Simple
 	// when the channel has a core of its own; other protocols get it times
@@ -225,7 +230,15 @@ func DefaultConstants() Constants {
 	// regret (max 501% -> 47%, 116% -> 96%); this VM's (2 and 4 ranks, 8 B
 	// -32 KiB, two passes) 34.8% -> 32.7%, 16.1% -> 15.8%.
 	c.MaxChannelBwGBs[OneShot][proto.LL] = 6
+	c.twoShotFromOneShot()
 	c.OversubStepLatUs = [proto.NumProtocols]float64{proto.LL: 0.498, proto.LL128: 0.405, proto.Simple: 0.611}
+	// The board's hop past the cores, from this VM's 2 cores (perf -t N,
+	// docs/PERFORMANCE.md 12f and 12q): 4 ranks' 8 B one-shot takes 4.8 us
+	// against 2 ranks' 0.4 (one rank per core beyond one: 4.4 us); 8 ranks'
+	// 128 KiB two-shot 355 us, ~5.5 us a hop over 16 hops beyond its reads.
+	// With the rings' 0.5 the model took the two-shot at 8 ranks up to 512
+	// KiB, 3.4-4.4x slower than Tree/Simple there.
+	c.OversubHopLatUs = 4.5
 	// The fit's host cap (17.1 GB/s over the VM's 2 cores) as a per-core
 	// rate, and one channel (a goroutine, a core at most) at that rate: the
 	// same predictions on the VM, where 2 ranks fill both cores, but on a
@@ -337,6 +350,42 @@ func (e *ConstantsError) Error() string {
 
 func (e *ConstantsError) Unwrap() error { return e.Err }
 
+// twoShotFromOneShot sets the two-shot's constants from the one-shot's:
+// the same base and hop (taken twice: Model.board), half the read rate.
+// Measured on the 16-core Xeon (docs/PERFORMANCE.md 12q), 2-16 ranks to
+// 128 KiB: the two-shot read 1.5-4.4 GB/s where the one-shot read 3.5-5.2
+// (small segments from many posts, two waits for the slowest rank).
+func (c *Constants) twoShotFromOneShot() {
+	c.BaseLatUs[TwoShot][proto.LL] = c.BaseLatUs[OneShot][proto.LL]
+	for l := range c.StepLatUs {
+		c.StepLatUs[l][TwoShot][proto.LL] = c.StepLatUs[l][OneShot][proto.LL]
+	}
+	c.MaxChannelBwGBs[TwoShot][proto.LL] = c.MaxChannelBwGBs[OneShot][proto.LL] / 2
+}
+
+// namesKey reports whether any object of the JSON data has the key,
+// case-insensitively.
+func namesKey(data []byte, key string) bool {
+	var v any
+	if json.Unmarshal(data, &v) != nil {
+		return false
+	}
+	var walk func(v any) bool
+	walk = func(v any) bool {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, x := range m {
+			if strings.EqualFold(k, key) || walk(x) {
+				return true
+			}
+		}
+		return false
+	}
+	return walk(v)
+}
+
 // LoadConstants reads the constants file at path over DefaultConstants.
 func LoadConstants(path string) (Constants, error) {
 	data, err := os.ReadFile(path)
@@ -353,10 +402,17 @@ func LoadConstants(path string) (Constants, error) {
 // keys are exact. Unknown keys, names, duplicates, nulls, negative numbers
 // and a version other than ConstantsVersion are errors that name the file
 // (name) and the key path. The result is validated.
+//
+// A file that names no TwoShot constant (one written before the two-shot
+// existed, like a host's fitted constants) prices it from its own OneShot
+// constants, not the defaults': the two run on the same board.
 func ParseConstants(data []byte, name string) (Constants, error) {
 	c := DefaultConstants()
 	if err := decodeConstants(reflect.ValueOf(&c).Elem(), json.RawMessage(data), "", nil, name); err != nil {
 		return Constants{}, err
+	}
+	if !namesKey(data, TwoShot.String()) {
+		c.twoShotFromOneShot()
 	}
 	if err := c.validate(name); err != nil {
 		return Constants{}, err

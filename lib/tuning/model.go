@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/gccl/gccl/lib/oneshot"
 	"github.com/gccl/gccl/lib/proto"
 )
 
@@ -104,8 +105,8 @@ func (m *Model) Estimate(c Coll, a Algo, p proto.Protocol, nCh, nRanks, nHosts i
 	}
 	perHost := (nRanks + nHosts - 1) / nHosts
 	eff := Efficiency(p)
-	if a == OneShot {
-		return m.oneShot(c, nRanks, nHosts, perHost, b)
+	if a.OnBoard() {
+		return m.board(c, a, nRanks, nHosts, perHost, b)
 	}
 
 	over := 0.0
@@ -173,40 +174,51 @@ func (k *Constants) hostBw() float64 {
 	return bw
 }
 
-// oneShot prices the one-shot algorithm: one hop (per link kind the ranks
-// span), then each rank reads and reduces what it needs of every rank's
-// post, at one channel's LL rate:
+// board prices the algorithms of the one-shot board (a = OneShot or
+// TwoShot): one hop (per link kind the ranks span) for OneShot, two for
+// TwoShot, then each rank reads and reduces what it needs of the posts, at
+// one channel's LL rate:
 //
-//	latency = BaseLatUs[OneShot][LL] + hop(Intra) + hop(Inter), hop = StepLatUs[link][OneShot][LL] + over
-//	over    = OversubStepLatUs[LL] * max(0, perHost/Cores - 1)
-//	read    = bytes x nRanks (allreduce, reduce: every rank's whole buffer), bytes (allgather,
-//	          reducescatter: nccl-tests' bytes already hold every rank's block; broadcast: the root's)
-//	time    = latency + read / (min(ChannelBwGBs[links used] x EffLL, MaxChannelBwGBs[OneShot][LL] if > 0))
+//	latency = BaseLatUs[a][LL] + rounds x hops x (hop(Intra) + hop(Inter)), hop = StepLatUs[link][a][LL] + over
+//	rounds  = the board's rounds the operation takes (BoardRounds: 16 KiB of each rank's post a round)
+//	over    = OversubHopLatUs * max(0, perHost/Cores - 1)
+//	read    = OneShot: bytes x nRanks (allreduce, reduce: every rank's whole buffer), bytes (allgather,
+//	          reducescatter: nccl-tests' bytes already hold every rank's block; broadcast: the root's);
+//	          TwoShot: 2 x bytes (its block of every post, then every reduced block)
+//	time    = latency + read / (min(ChannelBwGBs[links used] x EffLL, MaxChannelBwGBs[a][LL] if > 0))
 //
-// Its cost grows with ranks x bytes, so it wins only at small sizes and few
-// ranks; past the cores every rank waits for the scheduler (over).
-func (m *Model) oneShot(c Coll, nRanks, nHosts, perHost int, b float64) (Estimate, bool) {
+// The one-shot's cost grows with ranks x bytes, so it wins only at small
+// sizes and few ranks; the two-shot pays a second hop to read less. Past
+// the cores every rank waits for the scheduler (over).
+func (m *Model) board(c Coll, a Algo, nRanks, nHosts, perHost int, b float64) (Estimate, bool) {
 	k := &m.C
 	over := 0.0
 	if k.Cores > 0 {
-		over = k.OversubStepLatUs[proto.LL] * max(0, float64(perHost)/k.Cores-1)
+		over = k.OversubHopLatUs * max(0, float64(perHost)/k.Cores-1)
 	}
-	lat := k.BaseLatUs[OneShot][proto.LL]
+	hops := float64(BoardRounds(c, a, nRanks, int64(b)))
+	if a == TwoShot {
+		hops *= 2
+	}
+	lat := k.BaseLatUs[a][proto.LL]
 	wire := math.Inf(1)
 	if perHost > 1 {
-		lat += k.StepLatUs[Intra][OneShot][proto.LL] + over
+		lat += hops * (k.StepLatUs[Intra][a][proto.LL] + over)
 		wire = k.ChannelBwGBs[Intra]
 	}
 	if nHosts > 1 {
-		lat += k.StepLatUs[Inter][OneShot][proto.LL] + over
+		lat += hops * (k.StepLatUs[Inter][a][proto.LL] + over)
 		wire = min(wire, k.ChannelBwGBs[Inter])
 	}
 	bw := wire * EffLL
-	if limit := k.MaxChannelBwGBs[OneShot][proto.LL]; limit > 0 {
+	if limit := k.MaxChannelBwGBs[a][proto.LL]; limit > 0 {
 		bw = min(bw, limit)
 	}
 	read := b
-	if c == AllReduce || c == Reduce {
+	switch {
+	case a == TwoShot:
+		read *= 2
+	case c == AllReduce || c == Reduce:
 		read *= float64(nRanks)
 	}
 	xfer := read / (bw * 1e3)
@@ -216,6 +228,25 @@ func (m *Model) oneShot(c Coll, nRanks, nHosts, perHost int, b float64) (Estimat
 		e.BusBwGBs = e.AlgBwGBs * busBwFactor(c, nRanks)
 	}
 	return e, finite(e) && bw > 0
+}
+
+// BoardRounds is how many rounds of the one-shot board (lib/oneshot) an
+// operation of bytes (NCCL's: the whole result for allgather and
+// reducescatter) takes with algorithm a on nRanks ranks: each round carries
+// at most oneshot.RoundBytes of each rank's post, and every round is a hop
+// (two for the two-shot). At least one.
+func BoardRounds(c Coll, a Algo, nRanks int, bytes int64) int64 {
+	per := int64(oneshot.RoundBytes)
+	switch {
+	case a == TwoShot:
+		per = int64(oneshot.TwoShotSegment(nRanks) * nRanks)
+	case c == AllGather:
+		bytes /= int64(max(nRanks, 1)) // each rank posts its block
+	}
+	if per <= 0 {
+		return 1
+	}
+	return max((bytes+per-1)/per, 1)
 }
 
 func finite(e Estimate) bool {
@@ -259,7 +290,7 @@ type Limits struct {
 // schedule and the protocol that moves fewer wire bytes. When no allowed
 // algorithm implements c, the ring runs it (NCCL_ALGO likewise only
 // restricts collectives that have a choice). Auto algorithms under a forced
-// channel count above 1 are Ring and Tree: OneShot runs on one channel. Invalid arguments (nRanks
+// channel count above 1 are Ring and Tree: the board's algorithms run on one channel. Invalid arguments (nRanks
 // < 1, nHosts outside 1..nRanks, bytes < 0) or no allowed protocol (a
 // non-nil empty Protos) give Ring/Simple and time -1.
 func (m *Model) Choose(c Coll, nRanks, nHosts int, bytes int64, lim Limits) (Choice, float64) {
@@ -293,7 +324,7 @@ func (m *Model) Choose(c Coll, nRanks, nHosts int, bytes int64, lim Limits) (Cho
 				continue
 			}
 			lo, hi := m.channelRange(p, nRanks, nHosts, bytes, lim)
-			if a == OneShot {
+			if a.OnBoard() {
 				lo, hi = 1, 1 // one channel whatever was forced: it has no parts to split
 			}
 			for nc := lo; nc <= hi; nc++ {

@@ -75,6 +75,15 @@ func TestModelFormula(t *testing.T) {
 	capped.MaxHostBwGBs = 1.2
 	hostCapped := k
 	hostCapped.MaxHostBwGBs = 1.2
+	board := k
+	board.BaseLatUs[OneShot][proto.LL] = 1.5
+	board.MaxChannelBwGBs[OneShot][proto.LL] = 0.8
+	boardTwo := k // the two-shot's own constants, the one-shot's priced out
+	boardTwo.BaseLatUs[OneShot][proto.LL], boardTwo.BaseLatUs[TwoShot][proto.LL] = 100, 1.5
+	boardTwo.MaxChannelBwGBs[TwoShot][proto.LL] = 0.8
+	boardTwoOver := boardTwo
+	boardTwoOver.Cores = 2
+	boardTwoOver.OversubHopLatUs = 2
 
 	cases := []struct {
 		name                string
@@ -103,6 +112,20 @@ func TestModelFormula(t *testing.T) {
 		// The host cap bounds wire bytes: LL128 gets 120/128 of it.
 		{"host cap LL128", hostCapped, AllReduce, Ring, proto.LL128, 2, 2, 1, 5.625e5, 2, 0.5625, 2 + 5.625e5/(0.5625*1e3)},
 		{"one rank", k, Reduce, Ring, proto.LL, 4, 1, 1, 4000, 0.25, 0, 0.25 + 4000/(4*1e3)},
+		// The board: base 1.5, a hop of 0.5 (one host), LL's half of 2 GB/s
+		// capped at 0.8; the one-shot reads 4 buffers, the two-shot 2 in two
+		// hops; busBw = algBw x 2(n-1)/n.
+		{"one-shot allreduce", board, AllReduce, OneShot, proto.LL, 1, 4, 1, 8000, 2, 0.2 * 1.5, 2 + 32000/(0.8*1e3)},
+		{"two-shot allreduce", boardTwo, AllReduce, TwoShot, proto.LL, 1, 4, 1, 8000, 2.5, 0.4 * 1.5, 2.5 + 16000/(0.8*1e3)},
+		// 40000 B take 3 rounds of 16 KiB, each a hop; the two-shot's rounds
+		// on 4 ranks are 4 x 4096 B, 3 of them again, two hops each.
+		{"one-shot in rounds", board, AllReduce, OneShot, proto.LL, 1, 4, 1, 40000, 1.5 + 3*0.5, 0.2 * 1.5, 3 + 160000/(0.8*1e3)},
+		{"two-shot in rounds", boardTwo, AllReduce, TwoShot, proto.LL, 1, 4, 1, 40000, 1.5 + 6*0.5, 0.4 * 1.5, 4.5 + 80000/(0.8*1e3)},
+		// The one-shot's allgather reads the result's bytes once.
+		{"one-shot allgather", board, AllGather, OneShot, proto.LL, 1, 4, 1, 8000, 2, 0.8 * 0.75, 2 + 8000/(0.8*1e3)},
+		// Oversubscribed: 4 ranks on 2 cores add OversubHopLatUs (2)
+		// to each of the two-shot's two hops.
+		{"two-shot on 2 cores", boardTwoOver, AllReduce, TwoShot, proto.LL, 1, 4, 1, 8000, 1.5 + 2*2.5, 0.4 * 1.5, 6.5 + 16000/(0.8*1e3)},
 	}
 	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
 	for _, tc := range cases {
@@ -200,8 +223,8 @@ func ncclLikeModel() *Model {
 		c.MaxChannelBwGBs[a][proto.LL] = 5
 	}
 	c.TreeBwFactor = 0.92
-	// NCCL has no one-shot algorithm: price it out of every choice.
-	c.BaseLatUs[OneShot][proto.LL] = 1e9
+	// NCCL has no board algorithms: price them out of every choice.
+	c.BaseLatUs[OneShot][proto.LL], c.BaseLatUs[TwoShot][proto.LL] = 1e9, 1e9
 	c.ChannelThresholdBytes = [proto.NumProtocols]int64{proto.LL: 4096, proto.LL128: 16384, proto.Simple: 65536}
 	c.LocalLatUs, c.LocalBwGBs = 1, 100
 	return &Model{C: c}
@@ -414,12 +437,12 @@ func TestModelChooseIsArgmin(t *testing.T) {
 						t.Errorf("%v %d B %v: Choose = %v at %g us, its Time %g", c, b, s, got, us, own)
 					}
 					for _, a := range Algos() {
-						if a == OneShot && forced > 1 {
+						if a.OnBoard() && forced > 1 {
 							continue // not a candidate under a forced split
 						}
 						for _, p := range proto.All() {
 							lo, hi := forced, forced
-							if a == OneShot {
+							if a.OnBoard() {
 								lo, hi = 1, 1
 							}
 							if forced == 0 {
@@ -492,7 +515,8 @@ func TestModelChannelReduction(t *testing.T) {
 	m.C.Cores = 0
 	for _, p := range proto.All() {
 		th := m.C.ChannelThresholdBytes[p]
-		lim := Limits{Protos: []proto.Protocol{p}, MaxChannels: 8}
+		// The board's algorithms run on one channel: not this rule's.
+		lim := Limits{Algos: []Algo{Ring, Tree}, Protos: []proto.Protocol{p}, MaxChannels: 8}
 		for _, tc := range []struct {
 			bytes int64
 			want  int
@@ -538,14 +562,14 @@ func TestModelLoadConstantsErrors(t *testing.T) {
 		{`[1]`, `x.json: want a JSON object of constants`},
 		{`{"cores": 2`, `x.json: want a JSON object of constants`},
 		{`{} {}`, `x.json: want a JSON object of constants: data after the object`},
-		{`{"bogus": 1}`, `x.json: bogus: unknown key (valid: base_lat_us, cache_bytes, channel_bw_gbs, channel_threshold_bytes, cores, host_bw_per_core_gbs, local_bw_gbs, local_lat_us, machine, max_channel_bw_gbs, max_host_bw_gbs, method, net_bw_gbs, out_of_cache_bw_factor, oversub_step_lat_us, step_lat_us, tree_bw_factor, version)`},
+		{`{"bogus": 1}`, `x.json: bogus: unknown key (valid: base_lat_us, cache_bytes, channel_bw_gbs, channel_threshold_bytes, cores, host_bw_per_core_gbs, local_bw_gbs, local_lat_us, machine, max_channel_bw_gbs, max_host_bw_gbs, method, net_bw_gbs, out_of_cache_bw_factor, oversub_hop_lat_us, oversub_step_lat_us, step_lat_us, tree_bw_factor, version)`},
 		{`{"Cores": 2}`, `x.json: Cores: unknown key`},
 		{`{"cores": 2, "cores": 3}`, `x.json: cores: duplicate key`},
-		{`{"base_lat_us": {"Rung": {}}}`, `x.json: base_lat_us.Rung: unknown algorithm "Rung" (valid: Ring, Tree, OneShot)`},
+		{`{"base_lat_us": {"Rung": {}}}`, `x.json: base_lat_us.Rung: unknown algorithm "Rung" (valid: Ring, Tree, OneShot, TwoShot)`},
 		{`{"base_lat_us": {"Ring": {"LL64": 1}}}`, `x.json: base_lat_us.Ring.LL64: unknown protocol "LL64" (valid: LL, LL128, Simple)`},
 		{`{"channel_bw_gbs": {"Intre": 1}}`, `x.json: channel_bw_gbs.Intre: unknown link "Intre" (valid: Intra, Inter)`},
 		{`{"base_lat_us": {"Ring": {"LL": 1, "ll": 2}}}`, `x.json: base_lat_us.Ring.ll: duplicate of "LL"`},
-		{`{"base_lat_us": [1, 2]}`, `x.json: base_lat_us: want an object keyed by algo name (valid: Ring, Tree, OneShot)`},
+		{`{"base_lat_us": [1, 2]}`, `x.json: base_lat_us: want an object keyed by algo name (valid: Ring, Tree, OneShot, TwoShot)`},
 		{`{"step_lat_us": {"Intra": 0.5}}`, `x.json: step_lat_us.Intra: want an object keyed by algo name`},
 		{`{"step_lat_us": {"Intra": {"Ring": {"LL": "fast"}}}}`, `x.json: step_lat_us.Intra.Ring.LL: want a number >= 0, got JSON string`},
 		{`{"tree_bw_factor": -0.5}`, `x.json: tree_bw_factor: -0.5 is out of range (valid: a finite number >= 0)`},
@@ -596,5 +620,70 @@ func TestInProcessHostsPriceFIFOs(t *testing.T) {
 	ts, _ := sim.Time(AllReduce, Ring, proto.LL, 1, 8, 8, 64)
 	if tr < 10*ts {
 		t.Errorf("8 ranks on 8 hosts, 64 B: %.1f us over the network, %.1f us in process; want the network far slower", tr, ts)
+	}
+}
+
+// TestTwoShotConstantsFromOldFiles: a constants file that names no TwoShot
+// constant prices the two-shot from its own OneShot constants (the same
+// base and hop, half the read rate); one that names any keeps its own.
+func TestTwoShotConstantsFromOldFiles(t *testing.T) {
+	old := `{"base_lat_us": {"OneShot": {"LL": 0.7}}, "step_lat_us": {"Intra": {"OneShot": {"LL": 0.9}}},
+		"max_channel_bw_gbs": {"OneShot": {"LL": 10}}}`
+	c, err := ParseConstants([]byte(old), "old.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := [3]float64{c.BaseLatUs[TwoShot][proto.LL], c.StepLatUs[Intra][TwoShot][proto.LL], c.MaxChannelBwGBs[TwoShot][proto.LL]}; got != [3]float64{0.7, 0.9, 5} {
+		t.Errorf("two-shot base, hop, read rate = %v, want the file's one-shot's 0.7, 0.9 and half of 10", got)
+	}
+	own := `{"base_lat_us": {"OneShot": {"LL": 0.7}, "twoshot": {"LL": 2}}}`
+	c, err = ParseConstants([]byte(own), "new.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := DefaultConstants()
+	if c.BaseLatUs[TwoShot][proto.LL] != 2 || c.StepLatUs[Intra][TwoShot][proto.LL] != d.StepLatUs[Intra][TwoShot][proto.LL] {
+		t.Errorf("a file naming TwoShot: base %g, hop %g; want its own 2 and the default hop %g",
+			c.BaseLatUs[TwoShot][proto.LL], c.StepLatUs[Intra][TwoShot][proto.LL], d.StepLatUs[Intra][TwoShot][proto.LL])
+	}
+}
+
+// TestTwoShotNeverWinsOnTwoRanks: on two ranks the two-shot reads what the
+// one-shot reads and pays a second hop, so with equal constants the model
+// never prefers it; with many ranks and mid sizes it does.
+func TestTwoShotNeverWinsOnTwoRanks(t *testing.T) {
+	m := defaultModel()
+	m.C.MaxChannelBwGBs[TwoShot] = m.C.MaxChannelBwGBs[OneShot]
+	for _, b := range sizes() {
+		one, _ := m.Time(AllReduce, OneShot, proto.LL, 1, 2, 1, b)
+		two, _ := m.Time(AllReduce, TwoShot, proto.LL, 1, 2, 1, b)
+		if two <= one {
+			t.Fatalf("2 ranks, %d B: two-shot %g us, one-shot %g: want the two-shot slower", b, two, one)
+		}
+	}
+	if got, _ := m.Choose(AllReduce, 16, 1, 2048, Limits{MaxChannels: 1}); got.Algo != TwoShot {
+		t.Errorf("16 ranks, 2 KiB: Choose = %v, want TwoShot", got)
+	}
+}
+
+// TestBoardRounds: the rounds the model charges are the stack's: 16 KiB of
+// each rank's post a round (per rank for allgather), the two-shot's rounds
+// n segments, at least one round.
+func TestBoardRounds(t *testing.T) {
+	for _, tc := range []struct {
+		c     Coll
+		a     Algo
+		n     int
+		bytes int64
+		want  int64
+	}{
+		{AllReduce, OneShot, 4, 0, 1}, {AllReduce, OneShot, 4, 16384, 1}, {AllReduce, OneShot, 4, 16385, 2},
+		{AllGather, OneShot, 4, 4 * 16384, 1}, {AllGather, OneShot, 4, 4*16384 + 4, 2},
+		{ReduceScatter, OneShot, 3, 16384, 1}, {Broadcast, OneShot, 8, 1 << 20, 64},
+		{AllReduce, TwoShot, 3, 3 * 5456, 1}, {AllReduce, TwoShot, 3, 3*5456 + 1, 2}, {AllReduce, TwoShot, 16, 1 << 20, 64},
+	} {
+		if got := BoardRounds(tc.c, tc.a, tc.n, tc.bytes); got != tc.want {
+			t.Errorf("BoardRounds(%v, %v, %d ranks, %d B) = %d, want %d", tc.c, tc.a, tc.n, tc.bytes, got, tc.want)
+		}
 	}
 }

@@ -90,10 +90,10 @@ func (t *Table) WriteNCCLCSV(w io.Writer) error {
 	b.WriteString("# " + strings.Join(ncclCSVColumns[:], ",") + "\n")
 	lines := 0
 	for i, r := range t.Rules {
-		if r.Choice.Algo == OneShot {
-			// gccl's own algorithm: NCCL has nothing to run for it, and a
-			// size range without a line falls to NCCL's own choice.
-			fmt.Fprintf(&b, "# rule %d: %s %v bytes left out (OneShot is gccl's own algorithm; NCCL chooses there)\n", i+1, r.Coll, r.Bytes)
+		if r.Choice.Algo.OnBoard() {
+			// gccl's own algorithms: NCCL has nothing to run for them, and
+			// a size range without a line falls to NCCL's own choice.
+			fmt.Fprintf(&b, "# rule %d: %s %v bytes left out (%s is gccl's own algorithm; NCCL chooses there)\n", i+1, r.Coll, r.Bytes, r.Choice.Algo)
 			continue
 		}
 		ranks, err := ncclCounts(r.Ranks)

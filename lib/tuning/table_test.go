@@ -175,7 +175,7 @@ func TestValidateBuiltInCode(t *testing.T) {
 	}{
 		{"version", &Table{}, `tuning table: field "version": version 0 is not supported (valid versions: 1)`},
 		{"coll", with(func(r *Rule) { r.Coll = NumColls }), `tuning table: rule 2: field "coll": unknown collective Coll(5) (valid: allreduce, allgather, reducescatter, broadcast, reduce)`},
-		{"algo", with(func(r *Rule) { r.Choice.Algo = -1 }), `tuning table: rule 2: field "algo": unknown algorithm Algo(-1) (valid: Ring, Tree, OneShot)`},
+		{"algo", with(func(r *Rule) { r.Choice.Algo = -1 }), `tuning table: rule 2: field "algo": unknown algorithm Algo(-1) (valid: Ring, Tree, OneShot, TwoShot)`},
 		{"proto", with(func(r *Rule) { r.Choice.Proto = proto.NumProtocols }), `tuning table: rule 2: field "proto": unknown protocol Protocol(3) (valid: LL, LL128, Simple)`},
 		{"zero range", with(func(r *Rule) { r.Ranks = Range{} }), `tuning table: rule 2: field "ranks": range [0,0]: min 0 is below 1`},
 		{"overlap", with(func(r *Rule) { r.Bytes = Range{10, 10} }), `tuning table: rule 2: overlaps rule 1: both match reduce with ranks [1,-1], hosts [1,-1], bytes [10,10]`},

@@ -60,10 +60,18 @@ const (
 	// data: it wins at small sizes and few ranks only. LL protocol, one
 	// channel. gccl's own: NCCL's tuner does not know it.
 	OneShot
+	// TwoShot (allreduce only): every rank posts its input on the one-shot
+	// board; rank b reduces block b of every post, in rank order, and posts
+	// it again; every rank reads every reduced block. Two hops, but each
+	// rank reads about twice its buffer, where the one-shot reads every
+	// rank's: it wins over the one-shot at many ranks, over the ring
+	// (2(n-1) hops) at small and mid sizes. LL, one channel; gccl's own,
+	// like OneShot.
+	TwoShot
 	NumAlgos
 )
 
-var algoNames = [...]string{"Ring", "Tree", "OneShot"}
+var algoNames = [...]string{"Ring", "Tree", "OneShot", "TwoShot"}
 
 func (a Algo) String() string {
 	if a < 0 || a >= NumAlgos {
@@ -73,7 +81,15 @@ func (a Algo) String() string {
 }
 
 // Algos lists every algorithm.
-func Algos() []Algo { return []Algo{Ring, Tree, OneShot} }
+func Algos() []Algo { return []Algo{Ring, Tree, OneShot, TwoShot} }
+
+// AlgoNames lists every algorithm's name, in Algo order.
+func AlgoNames() []string { return algoNames[:] }
+
+// OnBoard reports whether a runs on the one-shot board (lib/oneshot):
+// OneShot and TwoShot, made of LL lines in memory every rank reads, so
+// one channel, the LL protocol and ranks of one host only.
+func (a Algo) OnBoard() bool { return a == OneShot || a == TwoShot }
 
 // ParseAlgo reads an algorithm name, case-insensitively.
 func ParseAlgo(s string) (Algo, error) {
@@ -87,21 +103,21 @@ func ParseAlgo(s string) (Algo, error) {
 
 // Supports reports whether collective c has an implementation with
 // algorithm a: every collective has a ring and a one-shot; only allreduce
-// has a tree.
+// has a tree and a two-shot.
 func Supports(c Coll, a Algo) bool {
 	switch a {
 	case Ring, OneShot:
 		return c >= 0 && c < NumColls
-	case Tree:
+	case Tree, TwoShot:
 		return c == AllReduce
 	}
 	return false
 }
 
-// SupportsProto reports whether algorithm a runs protocol p: the one-shot
-// algorithm is made of LL lines; Ring and Tree run every protocol.
+// SupportsProto reports whether algorithm a runs protocol p: the board's
+// algorithms are made of LL lines; Ring and Tree run every protocol.
 func SupportsProto(a Algo, p proto.Protocol) bool {
-	if a == OneShot {
+	if a.OnBoard() {
 		return p == proto.LL
 	}
 	return p.Valid()

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gccl/gccl/lib/ccl"
+	"github.com/gccl/gccl/lib/tuning"
 	"github.com/gccl/gccl/results"
 )
 
@@ -83,8 +84,8 @@ func parseTags(s, where string) (map[string]string, error) {
 				return nil, fmt.Errorf("%s: tag proto=%s: valid values are LL, LL128, Simple, auto", where, v)
 			}
 		case "algo":
-			if !oneOf(v, "Ring", "Tree", "OneShot", "auto") {
-				return nil, fmt.Errorf("%s: tag algo=%s: valid values are Ring, Tree, OneShot, auto", where, v)
+			if !oneOf(v, append(tuning.AlgoNames(), "auto")...) {
+				return nil, fmt.Errorf("%s: tag algo=%s: valid values are %s, auto", where, v, strings.Join(tuning.AlgoNames(), ", "))
 			}
 		case "channels", "hosts":
 			if n, err := strconv.Atoi(v); err != nil || n < 1 {

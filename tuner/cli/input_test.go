@@ -64,7 +64,7 @@ func TestReadRecordsErrors(t *testing.T) {
 		{[]string{f + "@colour=blue"}, nil, []string{`unknown tag "colour"`, "proto, algo"}},
 		{[]string{f + "@proto"}, nil, nil}, // no '=': part of the file name, which does not exist
 		{[]string{f}, []string{"channels=0"}, []string{"--tag", "channels=0", "positive integer"}},
-		{[]string{f}, []string{"algo=NVLS"}, []string{"algo=NVLS", "Ring, Tree, OneShot, auto"}},
+		{[]string{f}, []string{"algo=NVLS"}, []string{"algo=NVLS", "Ring, Tree, OneShot, TwoShot, auto"}},
 		{[]string{junk}, nil, []string{"junk.txt"}},
 		{[]string{filepath.Join(dir, "missing.jsonl")}, nil, []string{"missing.jsonl"}},
 		{[]string{forced + "@proto=LL"}, nil, []string{"forced.jsonl", "proto", "contradicts", "Simple"}},

@@ -22,6 +22,7 @@ import (
 	pprogress "github.com/jedib0t/go-pretty/v6/progress"
 
 	"github.com/gccl/gccl/lib/ccl"
+	"github.com/gccl/gccl/lib/tuning"
 	"github.com/gccl/gccl/perf"
 	"github.com/gccl/gccl/results"
 	"github.com/gccl/gccl/tuner"
@@ -510,7 +511,7 @@ func planSweep(colls, ranks, perHost, protos, algos, chans, buffs string, auto b
 	if err != nil {
 		return nil, err
 	}
-	algoList, err := nameList("--algo", algos, []string{"Ring", "Tree", "OneShot"})
+	algoList, err := nameList("--algo", algos, tuning.AlgoNames())
 	if err != nil {
 		return nil, err
 	}
@@ -550,12 +551,12 @@ func planSweep(colls, ranks, perHost, protos, algos, chans, buffs string, auto b
 					plan = append(plan, block{test: t, nRanks: n, perHost: per, sizes: sizes})
 				}
 				for _, a := range algoList {
-					if a == "Tree" && t.Collective != "allreduce" {
-						continue // no tree for this collective
+					if tc, err := tuning.ParseColl(t.Collective); err == nil && !tuning.Supports(tc, algoOf(a)) {
+						continue // no such algorithm for this collective (Tree, TwoShot: allreduce only)
 					}
 					for _, p := range protoList {
 						for _, ch := range chList {
-							if a == "OneShot" && (p != "LL" || ch > 1) {
+							if algoOf(a).OnBoard() && (p != "LL" || ch > 1) {
 								continue // LL on one channel only
 							}
 							for _, b := range buffList {
@@ -605,27 +606,38 @@ func intList(flag, s string, least int) ([]int, error) {
 	return out, nil
 }
 
-// withoutOneShot drops the one-shot configurations a run cannot have (NCCL
-// has no such algorithm; processes on several hosts share no board):
-// silently for --algo all, with an error when it was asked for by name.
+// withoutOneShot drops the configurations of the one-shot board (OneShot,
+// TwoShot) a run cannot have (NCCL has no such algorithm; processes on
+// several hosts share no board): silently for --algo all, with an error
+// when it was asked for by name.
 func withoutOneShot(plan []block, algos string, hosts int, backend string) ([]block, error) {
 	var keep []block
 	for _, b := range plan {
 		why := ""
+		a := b.cfg.algo
 		switch {
-		case b.cfg.algo != "OneShot":
+		case !algoOf(a).OnBoard():
 		case backend == "nccl":
-			why = "with --backend nccl: OneShot is gccl's own algorithm, NCCL has none"
+			why = fmt.Sprintf("with --backend nccl: %s is gccl's own algorithm, NCCL has none", a)
 		case hosts > 1:
-			why = fmt.Sprintf("with --hosts %d: OneShot needs every rank on one host (its board is memory they share)", hosts)
+			why = fmt.Sprintf("with --hosts %d: %s needs every rank on one host (its board is memory they share)", hosts, a)
 		}
 		if why == "" {
 			keep = append(keep, b)
 		} else if !strings.EqualFold(strings.TrimSpace(algos), "all") {
-			return nil, fmt.Errorf("--algo OneShot %s (valid there: Ring, Tree)", why)
+			return nil, fmt.Errorf("--algo %s %s (valid there: Ring, Tree)", a, why)
 		}
 	}
 	return keep, nil
+}
+
+// algoOf is the algorithm a sweep names ("" and "auto": -1, none).
+func algoOf(name string) tuning.Algo {
+	a, err := tuning.ParseAlgo(name)
+	if err != nil {
+		return -1
+	}
+	return a
 }
 
 func nameList(flag, s string, valid []string) ([]string, error) {

@@ -29,9 +29,9 @@ func TestSweepMeasuresAndResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	// allreduce: auto + Ring x {LL, Simple} + Tree x {LL, Simple} + OneShot x
-	// LL; allgather: auto + Ring x {LL, Simple} + OneShot x LL; 3 sizes each
-	// (8, 64, 512).
-	if want := (6 + 4) * 3; len(recs) != want {
+	// LL + TwoShot x LL; allgather: auto + Ring x {LL, Simple} + OneShot x LL;
+	// 3 sizes each (8, 64, 512).
+	if want := (7 + 4) * 3; len(recs) != want {
 		t.Fatalf("%d records, want %d\n%s", len(recs), want, stdout)
 	}
 	keys := map[tuner.Key]int{}
@@ -41,22 +41,22 @@ func TestSweepMeasuresAndResumes(t *testing.T) {
 		}
 		keys[tuner.KeyOf(r)]++
 	}
-	if len(keys) != 10 {
-		t.Fatalf("%d configurations, want 10: %v", len(keys), keys)
+	if len(keys) != 11 {
+		t.Fatalf("%d configurations, want 11: %v", len(keys), keys)
 	}
 	if code, stdout, _ = runCLI(sweepArgs(out)...); code != 0 || !strings.Contains(stdout, "0 points to measure") {
 		t.Fatalf("resume: exit %d, want nothing to measure:\n%s", code, stdout)
 	}
-	// Cut the file after 10 records: a resume measures the other 20.
+	// Cut the file after 10 records: a resume measures the other 23.
 	lines := strings.SplitAfter(readString(t, out), "\n")
 	if err := os.WriteFile(out, []byte(strings.Join(lines[:10], "")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, stdout, _ = runCLI(sweepArgs(out)...); code != 0 || !strings.Contains(stdout, "20 points to measure") {
+	if code, stdout, _ = runCLI(sweepArgs(out)...); code != 0 || !strings.Contains(stdout, "23 points to measure") {
 		t.Fatalf("partial resume: exit %d:\n%s", code, stdout)
 	}
-	if recs, err = results.ReadFile(out); err != nil || len(recs) != 30 {
-		t.Fatalf("after the resume: %d records (%v), want 30", len(recs), err)
+	if recs, err = results.ReadFile(out); err != nil || len(recs) != 33 {
+		t.Fatalf("after the resume: %d records (%v), want 33", len(recs), err)
 	}
 	// A killed run's part file is salvaged.
 	part := filepath.Join(filepath.Dir(out), ".sweep.jsonl.part")
@@ -64,7 +64,7 @@ func TestSweepMeasuresAndResumes(t *testing.T) {
 	if err := os.WriteFile(out, []byte(strings.Join(lines[:20], "")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(part, []byte(strings.Join(lines[20:30], "")+`{"trunc`), 0o644); err != nil {
+	if err := os.WriteFile(part, []byte(strings.Join(lines[20:33], "")+`{"trunc`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if code, stdout, _ = runCLI(sweepArgs(out)...); code != 0 || !strings.Contains(stdout, "0 points to measure") {
