@@ -63,39 +63,50 @@ func TestMatrixOneShot(t *testing.T) {
 // synchronizes (the later ones post from the channel goroutines).
 func TestOneShotOneThreadDrivesAllRanks(t *testing.T) {
 	for _, n := range []int{2, 3, 7} {
-		comms := initT(t, n, Config{Algo: "OneShot"})
-		const cnt, ops = 5, 12
-		dt, op := reduce.Float64, reduce.Sum
-		for _, burst := range []int{1, 3} {
-			for i := 0; i < ops; i += burst {
-				sends := make([][][]byte, n)
-				recvs := make([][][]byte, n)
-				for j := 0; j < burst; j++ {
-					for r, c := range comms {
-						send := make([]byte, cnt*8)
-						exact.Fill(send, dt, op, uint64(i+j), r, n, 0, cnt)
-						recv := make([]byte, cnt*8)
-						sends[r], recvs[r] = append(sends[r], send), append(recvs[r], recv)
-						if err := c.AllReduce(send, recv, cnt, dt, RedOp{Op: op}); err != nil {
-							t.Fatal(err)
-						}
-					}
-				}
-				for _, c := range comms {
-					if err := c.Synchronize(); err != nil {
+		driveFromOneThread(t, n, "OneShot", []int{1, 3}, 12, func(int) int { return 5 })
+	}
+}
+
+// driveFromOneThread runs ops allreduces of algo on n ranks from one
+// goroutine, in bursts: it enqueues every rank's operations of a burst, then
+// synchronizes the ranks one by one, and checks every result exactly.
+// count(k) is the k-th operation's element count.
+func driveFromOneThread(t *testing.T, n int, algo string, bursts []int, ops int, count func(k int) int) {
+	t.Helper()
+	comms := initT(t, n, Config{Algo: algo})
+	dt, op := reduce.Float64, reduce.Sum
+	k := 0
+	for _, burst := range bursts {
+		for i := 0; i < ops; i += burst {
+			recvs := make([][][]byte, n)
+			cnts := make([]int, burst)
+			for j := range cnts {
+				cnts[j] = count(k + j)
+				for r, c := range comms {
+					send := make([]byte, cnts[j]*8)
+					exact.Fill(send, dt, op, uint64(k+j), r, n, 0, cnts[j])
+					recv := make([]byte, cnts[j]*8)
+					recvs[r] = append(recvs[r], recv)
+					if err := c.AllReduce(send, recv, cnts[j], dt, RedOp{Op: op}); err != nil {
 						t.Fatal(err)
 					}
 				}
-				for j := 0; j < burst; j++ {
-					want := make([]byte, cnt*8)
-					exact.Expected(want, dt, op, uint64(i+j), n, 0, cnt)
-					for r := range comms {
-						if wrong, first := exact.Compare(recvs[r][j], want, dt, 0); wrong > 0 {
-							t.Fatalf("n=%d burst=%d op %d rank %d: %d wrong, first at %d", n, burst, i+j, r, wrong, first)
-						}
+			}
+			for _, c := range comms {
+				if err := c.Synchronize(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for j, cnt := range cnts {
+				want := make([]byte, cnt*8)
+				exact.Expected(want, dt, op, uint64(k+j), n, 0, cnt)
+				for r := range comms {
+					if wrong, first := exact.Compare(recvs[r][j], want, dt, 0); wrong > 0 {
+						t.Fatalf("%s n=%d burst=%d op %d rank %d: %d wrong, first at %d", algo, n, burst, k+j, r, wrong, first)
 					}
 				}
 			}
+			k += burst
 		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gccl/gccl/lib/exact"
 	"github.com/gccl/gccl/lib/oneshot"
 	"github.com/gccl/gccl/lib/reduce"
 )
@@ -108,40 +107,9 @@ func TestTwoShotSameBitsAsOneShot(t *testing.T) {
 // waits for peers' blocks that their channel goroutines, kicked, post.
 func TestTwoShotOneThreadDrivesAllRanks(t *testing.T) {
 	for _, n := range []int{2, 3, 7} {
-		comms := initT(t, n, Config{Algo: "TwoShot"})
-		dt, op := reduce.Float64, reduce.Sum
-		for i, burst := range []int{1, 3, 2} {
-			cnts := []int{5, oneshot.TwoShotSegment(n)*n/8 + 3, 1}
-			sends := make([][][]byte, n)
-			recvs := make([][][]byte, n)
-			for j := 0; j < burst; j++ {
-				cnt := cnts[j]
-				for r, c := range comms {
-					send := make([]byte, cnt*8)
-					exact.Fill(send, dt, op, uint64(i*10+j), r, n, 0, cnt)
-					recv := make([]byte, cnt*8)
-					sends[r], recvs[r] = append(sends[r], send), append(recvs[r], recv)
-					if err := c.AllReduce(send, recv, cnt, dt, RedOp{Op: op}); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-			for _, c := range comms {
-				if err := c.Synchronize(); err != nil {
-					t.Fatal(err)
-				}
-			}
-			for j := 0; j < burst; j++ {
-				cnt := cnts[j]
-				want := make([]byte, cnt*8)
-				exact.Expected(want, dt, op, uint64(i*10+j), n, 0, cnt)
-				for r := range comms {
-					if wrong, first := exact.Compare(recvs[r][j], want, dt, 0); wrong > 0 {
-						t.Fatalf("n=%d burst=%d op %d rank %d: %d wrong, first at %d", n, burst, j, r, wrong, first)
-					}
-				}
-			}
-		}
+		round := oneshot.TwoShotSegment(n) * n / 8 // float64 elements a round
+		cnts := []int{5, round + 3, 1, 2*round - 1}
+		driveFromOneThread(t, n, "TwoShot", []int{1, 3, 2}, 6, func(k int) int { return cnts[k%len(cnts)] })
 	}
 }
 
