@@ -232,13 +232,18 @@ func DefaultConstants() Constants {
 	c.MaxChannelBwGBs[OneShot][proto.LL] = 6
 	c.twoShotFromOneShot()
 	c.OversubStepLatUs = [proto.NumProtocols]float64{proto.LL: 0.498, proto.LL128: 0.405, proto.Simple: 0.611}
-	// The board's hop past the cores, from this VM's 2 cores (perf -t N,
-	// docs/PERFORMANCE.md 12f and 12q): 4 ranks' 8 B one-shot takes 4.8 us
-	// against 2 ranks' 0.4 (one rank per core beyond one: 4.4 us); 8 ranks'
-	// 128 KiB two-shot 355 us, ~5.5 us a hop over 16 hops beyond its reads.
-	// With the rings' 0.5 the model took the two-shot at 8 ranks up to 512
-	// KiB, 3.4-4.4x slower than Tree/Simple there.
-	c.OversubHopLatUs = 4.5
+	// The board's hop past the cores, set by hand on this VM's 2 cores
+	// (perf -t N, docs/PERFORMANCE.md 12q). Measured, the hop costs more:
+	// 4 ranks' 8 B one-shot takes 4.8 us against 2 ranks' 0.4, and 8 ranks'
+	// 128 KiB two-shot 355 us, ~5.5 us a hop beyond its reads. But the
+	// rings' steps past the cores are priced low too (0.4-0.6), and at 4.5
+	// the model took Ring/LL128 for 4 ranks' 8 B-2 KiB, measured 1.4-1.6x
+	// slower than the one-shot; 2.5 keeps the one-shot there. With the
+	// rings' 0.5 the model took the two-shot at 8 ranks up to 512 KiB,
+	// 3.4-4.4x slower than Tree/Simple; with 2.5 it takes it at 8-32 KiB
+	// only (where the one-shot it replaces was slower still) and Ring/Simple
+	// from 128 KiB.
+	c.OversubHopLatUs = 2.5
 	// The fit's host cap (17.1 GB/s over the VM's 2 cores) as a per-core
 	// rate, and one channel (a goroutine, a core at most) at that rate: the
 	// same predictions on the VM, where 2 ranks fill both cores, but on a
