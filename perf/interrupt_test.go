@@ -23,15 +23,20 @@ func TestInterruptChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("the child process of TestInterrupt")
 	}
-	os.Exit(Main(AllReduce, []string{"-g", "2", "-b", "1K", "-e", "4K", "-f", "2", "-n", "1000000", "-w", "1", "-N", "0",
+	// Points of 300000 iterations: 0.3 s and more on a quiet machine, so
+	// the signals land inside a point (see startChild), and on a CI machine
+	// whose other packages' tests starve the child's ranks into parking
+	// (over 2 minutes for a million once) a first record within a minute.
+	os.Exit(Main(AllReduce, []string{"-g", "2", "-b", "1K", "-e", "4K", "-f", "2", "-n", "300000", "-w", "1", "-N", "0",
 		"--proto", "LL,Simple", "--out", filepath.Join(dir, "run.jsonl"), "--csv", filepath.Join(dir, "run.csv"),
 		"-J", filepath.Join(dir, "run.json")}, os.Stdout, os.Stderr))
 }
 
 // childPatience bounds each wait on the child: for its first record (a
-// point of a million iterations took 12-18 s on the quiet 2-core VM, and
-// over 30 s while CI ran other packages beside it), for its exit after a
-// signal (it finishes the point it is in), for it to take a signal.
+// point of a million iterations took 12-18 s on the quiet 2-core VM, over
+// 30 s while CI ran other packages beside it, and once over 2 minutes: the
+// points are 300000 iterations now), for its exit after a signal (it
+// finishes the point it is in), for it to take a signal.
 const childPatience = 2 * time.Minute
 
 // startChild runs TestInterruptChild in a new process and waits until it
@@ -49,7 +54,7 @@ func startChild(t *testing.T, dir string) (*exec.Cmd, *lockedBuffer) {
 	for {
 		if b, err := os.ReadFile(filepath.Join(dir, "run.jsonl")); err == nil && bytes.Count(b, []byte("\n")) >= 2 {
 			// A record is written as a point ends, just before the engine
-			// looks for a signal: signal inside the next point (a million
+			// looks for a signal: signal inside the next point (300000
 			// iterations, 0.3 s and more even on the one-shot's fast path;
 			// 100000 took ~50 ms and a loaded CI machine let the point end
 			// between the two signals), not at that boundary, or a second

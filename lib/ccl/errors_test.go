@@ -131,10 +131,15 @@ func TestEnvResolvedIgnoresEnvironment(t *testing.T) {
 }
 
 // A rank that never joins makes the others fail within the timeout, and
-// every rank then reports the abort.
+// every rank then reports the abort: every protocol, and the board's
+// algorithms (the one-shot, the two-shot).
 func TestTimeoutAbortsEveryRank(t *testing.T) {
-	for _, proto := range []string{"LL", "LL128", "Simple"} {
-		comms := initT(t, 3, Config{Proto: proto, Timeout: 200 * time.Millisecond})
+	for _, proto := range []string{"LL", "LL128", "Simple", "OneShot", "TwoShot"} {
+		cfg := Config{Proto: proto, Timeout: 200 * time.Millisecond}
+		if strings.HasSuffix(proto, "Shot") {
+			cfg.Proto, cfg.Algo = "LL", proto
+		}
+		comms := initT(t, 3, cfg)
 		start := time.Now()
 		errs := make([]error, 2)
 		perRank(comms[:2], func(c *Comm) { // rank 2 never calls
