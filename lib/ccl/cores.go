@@ -22,6 +22,20 @@ func modelCores(procs, phys int) int {
 	return procs
 }
 
+// usableProcs is the processors a process's goroutines run on at once: its
+// Go processors (GOMAXPROCS), but no more than the CPUs it may run on.
+// GOMAXPROCS above them buys threads, not processors: with GOMAXPROCS=32 on
+// 16 cores, 8 ranks x 4 channels (32 runners) counted as fitting and spun
+// for 2 ms a wait while the OS ran their threads in turn, 11.5-17.9 ms a
+// Ring/Simple allreduce of 2 KiB-512 KiB against 0.5-0.7 ms at GOMAXPROCS=16
+// (docs/PERFORMANCE.md 12q).
+func usableProcs(gomaxprocs, cpus int) int {
+	if cpus > 0 && cpus < gomaxprocs {
+		return cpus
+	}
+	return max(gomaxprocs, 1)
+}
+
 // longSpinFor is the spin phase of waits on a host of 8 processors or more
 // whose runners fit it: every runner has a processor, so spinning costs no
 // one anything, while a wait that gives up parks, and a parked rank costs

@@ -22,6 +22,24 @@ func TestModelCores(t *testing.T) {
 	}
 }
 
+// usableProcs: the Go processors, never more than the CPUs, never none.
+func TestUsableProcs(t *testing.T) {
+	for _, c := range []struct{ gomaxprocs, cpus, want int }{
+		{16, 16, 16}, {32, 16, 16}, {8, 16, 8}, {2, 0, 2}, {0, 4, 1}, {1, 1, 1},
+	} {
+		if got := usableProcs(c.gomaxprocs, c.cpus); got != c.want {
+			t.Errorf("usableProcs(%d, %d) = %d, want %d", c.gomaxprocs, c.cpus, got, c.want)
+		}
+	}
+	// A world of one process assumes no more processors than its CPUs.
+	prev := runtime.GOMAXPROCS(4 * runtime.NumCPU())
+	defer runtime.GOMAXPROCS(prev)
+	comms := initT(t, 2, Config{})
+	if got := comms[0].w.procs; got != runtime.NumCPU() {
+		t.Errorf("GOMAXPROCS %d on %d CPUs: the world assumes %d processors, want %d", 4*runtime.NumCPU(), runtime.NumCPU(), got, runtime.NumCPU())
+	}
+}
+
 // planSpin: no long spin past the processors; on big hosts a long spin
 // without back-off; on small ones the short spin, backing off unless the
 // runners fill at most half the processors.
