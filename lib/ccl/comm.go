@@ -354,7 +354,7 @@ func InitAll(n int, cfg Config) ([]*Comm, error) {
 		peers[r] = transport.Peer{Rank: r, Host: host, Pid: os.Getpid()}
 		ranks[r] = r
 	}
-	w := newWorld(n, set, peers, usableProcs(runtime.GOMAXPROCS(0), runtime.NumCPU()), cpuset.CountCores(cpuset.CoreIDs(cpuset.Affinity())))
+	w := newWorld(n, set, peers, usableProcs(runtime.GOMAXPROCS(0), cpuCount()), cpuset.CountCores(cpuset.CoreIDs(cpuset.Affinity())))
 	w.start(ranks, nil)
 	return w.comms, nil
 }

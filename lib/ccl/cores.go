@@ -2,6 +2,7 @@ package ccl
 
 import (
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/gccl/gccl/lib/proto"
@@ -35,6 +36,10 @@ func usableProcs(gomaxprocs, cpus int) int {
 	}
 	return max(gomaxprocs, 1)
 }
+
+// cpuCount is the CPUs this process may run on; tests that play a bigger
+// host replace it.
+var cpuCount = runtime.NumCPU
 
 // longSpinFor is the spin phase of waits on a host of 8 processors or more
 // whose runners fit it: every runner has a processor, so spinning costs no

@@ -89,9 +89,11 @@ func TestIdleChannelSpinsLikeItsPlans(t *testing.T) {
 		procs int
 		spin  time.Duration
 	}{{16, longSpinFor}, {1, 0}} {
-		prev := runtime.GOMAXPROCS(c.procs)
+		prev, prevCPUs := runtime.GOMAXPROCS(c.procs), cpuCount
+		cpuCount = func() int { return c.procs } // a host of c.procs CPUs
 		comms := initT(t, 2, Config{Algo: "Ring", Proto: "Simple", NChannels: 2})
 		runtime.GOMAXPROCS(prev)
+		cpuCount = prevCPUs
 		const count = 1 << 16 // enough for both channels
 		if err := perRankErr(comms, func(comm *Comm) error {
 			buf := make([]byte, 4*count)
