@@ -587,15 +587,13 @@ func parseSize(s string) (int64, error) { return ccl.ParseSize(s) }
 // TwoShot run only allreduce. "all" keeps the algorithms the collective
 // has; naming another for the collective is an error.
 func (o *Options) fitAlgos(coll string) error {
-	var valid []string
 	tc, err := tuning.ParseColl(coll)
-	for _, a := range tuning.Algos() {
+	if err != nil {
 		// Collectives made of sends and receives (alltoall, gather...)
 		// ignore the algorithm; they take those every collective has.
-		if (err == nil && tuning.Supports(tc, a)) || (err != nil && tuning.Supports(tuning.AllGather, a)) {
-			valid = append(valid, a.String())
-		}
+		tc = tuning.AllGather
 	}
+	valid := tuning.AlgoNamesFor(tc)
 	has := func(a string) bool { return a == "" || slices.Contains(valid, a) }
 	for _, rc := range o.ConfigList {
 		if !has(rc.Algo) {

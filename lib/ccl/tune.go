@@ -56,7 +56,7 @@ func (c *Comm) decide(coll Coll, nBytes int64) (decision, error) {
 	}
 	s := &c.force
 	if s.algo >= 0 && !tuning.Supports(tc, s.algo) {
-		return decision{}, fmt.Errorf("ccl: %s has no %s algorithm (forced by GCCL_ALGO, Config.Algo or Comm.Force): valid for it are %s", coll, s.algo, supportedAlgos(tc))
+		return decision{}, fmt.Errorf("ccl: %s has no %s algorithm (forced by GCCL_ALGO, Config.Algo or Comm.Force): valid for it are %s", coll, s.algo, strings.Join(tuning.AlgoNamesFor(tc), ", "))
 	}
 	if s.algo.OnBoard() && c.w.realHosts {
 		return decision{}, fmt.Errorf("ccl: the %s algorithm needs every rank on one host (its board is memory they share); these ranks run on %d hosts: valid are Ring and Tree", s.algo, c.w.nHosts)
@@ -213,15 +213,4 @@ type decidedEntry struct {
 func (c *Comm) logChoice(w io.Writer, ch Choice) {
 	fmt.Fprintf(w, "gccl INFO rank %d/%d hosts %d: %s %d B -> %s/%s/%dch by %s, predicted %.2f us\n",
 		c.rank, c.w.n, c.w.nHosts, ch.Coll, ch.Bytes, ch.Algo, ch.Proto, ch.NChannels, ch.Source, ch.PredictedUs)
-}
-
-// supportedAlgos names the algorithms collective c has, for errors.
-func supportedAlgos(c tuning.Coll) string {
-	var names []string
-	for _, a := range tuning.Algos() {
-		if tuning.Supports(c, a) {
-			names = append(names, a.String())
-		}
-	}
-	return strings.Join(names, ", ")
 }

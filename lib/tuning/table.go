@@ -375,14 +375,8 @@ func (r Rule) check() (string, error) {
 		return "algo", fmt.Errorf("unknown algorithm %v (valid: %s)", c.Algo, strings.Join(algoNames[:], ", "))
 	}
 	if !Supports(r.Coll, c.Algo) {
-		var valid []string
-		for _, a := range Algos() {
-			if Supports(r.Coll, a) {
-				valid = append(valid, a.String())
-			}
-		}
 		return "algo", fmt.Errorf("%s has no %s implementation (valid for %s: %s)",
-			r.Coll, c.Algo, r.Coll, strings.Join(valid, ", "))
+			r.Coll, c.Algo, r.Coll, strings.Join(AlgoNamesFor(r.Coll), ", "))
 	}
 	if !c.Proto.Valid() {
 		return "proto", fmt.Errorf("unknown protocol %v (valid: LL, LL128, Simple)", c.Proto)

@@ -114,6 +114,18 @@ func Supports(c Coll, a Algo) bool {
 	return false
 }
 
+// AlgoNamesFor lists the names of the algorithms collective c has, in
+// Algo order (for messages and flag checks).
+func AlgoNamesFor(c Coll) []string {
+	var names []string
+	for _, a := range Algos() {
+		if Supports(c, a) {
+			names = append(names, a.String())
+		}
+	}
+	return names
+}
+
 // SupportsProto reports whether algorithm a runs protocol p: the board's
 // algorithms are made of LL lines; Ring and Tree run every protocol.
 func SupportsProto(a Algo, p proto.Protocol) bool {
