@@ -26,7 +26,14 @@ type channel struct {
 	ix     int // this rank's position in the ring
 
 	waiter *proto.Waiter // waits of running work: abort + timeout
-	idle   *proto.Waiter // waits for work: stop signal, no timeout
+	// prevWaiter waits for the plan before the one this channel's runner
+	// took (waitPrevious): apart from waiter, which a folded plan's driver
+	// may still be using for this channel's part of that plan. The same
+	// waiter as waiter across processes, where nothing folds.
+	prevWaiter *proto.Waiter
+	// fold is this channel's coroutine for folded plans (fold.go).
+	fold foldPart
+	idle *proto.Waiter // waits for work: stop signal, no timeout
 	// idleSpin is how long the idle goroutine spins for new work before it
 	// yields: the spin of the last plan it ran itself when that plan never
 	// backs off (its runners fit the processors with room: see planSpin),
@@ -90,9 +97,11 @@ func newChannel(c *Comm, id int) *channel {
 		ch.waiter.OnPark, ch.waiter.OnResume = rec.set, rec.clear
 		ch.remoteKick = j.kickWord(c.rank, id)
 		ch.remoteUnrun = j.unrunWord(c.rank, id)
+		ch.prevWaiter = ch.waiter
 	} else {
 		ch.waiter = proto.NewWaiter(c.w.abort, c.w.set.timeout)
 		ch.idle = proto.NewWaiter(c.stop, 0)
+		ch.prevWaiter = proto.NewWaiter(c.w.abort, c.w.set.timeout)
 	}
 
 	if ch.nRanks > 1 {
@@ -132,6 +141,9 @@ func (ch *channel) kick() {
 	ch.wanted.Store(true)
 	if ch.pending() && ch.running.Load() == 0 {
 		ch.idle.Wake()
+	}
+	if c := ch.comm; ch.id != 0 && c.lastFolded.Load() > c.finished.Load() {
+		c.channels[0].kick() // a folded plan runs this channel's part there
 	}
 }
 
@@ -213,29 +225,38 @@ func (ch *channel) loop() {
 }
 
 func (ch *channel) run(w *chanWork) {
-	ch.waiter.SpinFor, ch.waiter.NoBackOff = w.plan.spin, w.plan.noBackOff // the runner owns its waiter
+	ch.prevWaiter.SpinFor, ch.prevWaiter.NoBackOff = w.plan.spin, w.plan.noBackOff // the runner owns its waiters
 	err := ch.waitPrevious(w.plan.seq)
 	if err == nil {
 		err = ch.comm.w.abort.Err()
 	}
-	if err == nil {
-		for i := range w.colls {
-			if err = ch.runColl(&w.colls[i]); err != nil {
-				break
-			}
-		}
-	}
-	if err == nil {
-		for _, r := range w.rounds {
-			if err = ch.runRound(r); err != nil {
-				break
-			}
-		}
+	switch {
+	case err != nil:
+	case w.plan.folded:
+		ch.runFolded(w.plan) // reports its parts' errors itself
+	default:
+		ch.waiter.SpinFor, ch.waiter.NoBackOff = w.plan.spin, w.plan.noBackOff
+		err = ch.runParts(w)
 	}
 	if err != nil {
 		ch.comm.fail(ch.id, err)
 	}
 	w.plan.channelDone()
+}
+
+// runParts runs w's collectives, then its point-to-point rounds.
+func (ch *channel) runParts(w *chanWork) error {
+	for i := range w.colls {
+		if err := ch.runColl(&w.colls[i]); err != nil {
+			return err
+		}
+	}
+	for _, r := range w.rounds {
+		if err := ch.runRound(r); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // waitPrevious holds back a plan until the plan before it on this
@@ -249,7 +270,7 @@ func (ch *channel) waitPrevious(seq uint64) error {
 	if ready() {
 		return nil
 	}
-	return ch.waiter.WaitKick(ready, c.kickAll, func() string {
+	return ch.prevWaiter.WaitKick(ready, c.kickAll, func() string {
 		return fmt.Sprintf("operation %d of rank %d to finish before operation %d starts", seq-1, c.rank, seq)
 	})
 }

@@ -330,10 +330,19 @@ type Comm struct {
 
 	// finished counts plans whose every channel is done. Written (Add) by
 	// the channel goroutine that finishes a plan last; read by Synchronize.
-	finished   atomic.Uint64
-	progress   *opCounters   // enqueued/finished in shared memory (a job across processes), else nil
-	syncWaiter *proto.Waiter // wakes Synchronize; no timeout (work times out)
-	stop       *proto.Abort  // triggered by Destroy: channel goroutines exit when idle
+	finished atomic.Uint64
+	// lastFolded is the stream position of the last folded plan. Written
+	// by the enqueuing goroutine before it posts the plan; read by peers'
+	// kicks, which go to channel 0 while it is unfinished.
+	lastFolded atomic.Uint64
+	// The driver of folded plans (fold.go): its waiter, and scratch lists.
+	// Owned by the holder of channel 0's running flag.
+	foldWaiter  *proto.Waiter
+	foldLive    []*foldPart
+	foldWaiters []*proto.Waiter
+	progress    *opCounters   // enqueued/finished in shared memory (a job across processes), else nil
+	syncWaiter  *proto.Waiter // wakes Synchronize; no timeout (work times out)
+	stop        *proto.Abort  // triggered by Destroy: channel goroutines exit when idle
 }
 
 // InitAll creates n communicators in this process, one per rank (the
@@ -426,6 +435,7 @@ func (w *world) start(ranks []int, j *job) {
 		c.ringConns = make([][proto.NumProtocols]*ringConn, set.maxCh)
 		c.treeConns = make([][proto.NumProtocols]*prims.TreeEnds, set.maxCh)
 		c.syncWaiter = proto.NewWaiter(w.abort, 0)
+		c.foldWaiter = proto.NewWaiter(w.abort, set.timeout)
 		for ch := 0; ch < set.maxCh; ch++ {
 			c.channels = append(c.channels, newChannel(c, ch))
 		}
@@ -550,6 +560,7 @@ func (c *Comm) Destroy() error {
 	for _, ch := range c.channels {
 		<-ch.exited
 	}
+	c.stopFolded()
 	c.w.release()
 	if errors.Is(err, ErrAborted) {
 		return nil // the abort was reported by the operations that saw it
@@ -594,7 +605,11 @@ type plan struct {
 	// noBackOff: the runners fit the processors (planSpin); see
 	// proto.Waiter.NoBackOff. Set at launch with spin.
 	noBackOff bool
-	work      []chanWork // per channel; those with a nil plan have no work
+	// folded: every channel's part runs on channel 0's runner, each as a
+	// coroutine (fold.go), because the runners would outnumber the
+	// processors. Set at launch.
+	folded bool
+	work   []chanWork // per channel; those with a nil plan have no work
 	// finalCopies run after every channel finished, by the last one
 	// (in-place alltoall's staging buffer into the output).
 	finalCopies []selfCopy
@@ -624,7 +639,7 @@ func (p *plan) channelDone() {
 		}
 		c.syncWaiter.Wake()
 		for _, ch := range c.channels { // channels holding the next plan back
-			ch.waiter.Wake()
+			ch.prevWaiter.Wake()
 		}
 	}
 }

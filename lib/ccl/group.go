@@ -141,6 +141,16 @@ func (c *Comm) launch(tasks []task) error {
 		c.progress.enqueued.Store(c.enqueued)
 	}
 	pl.seq = c.enqueued
+	if pl.folded = c.w.job == nil && foldedRunners(c.Size(), int(n), c.w.spinProcs); pl.folded {
+		// One runner per rank: channel 0's, whatever channels have work.
+		pl.spin, pl.noBackOff = planSpin(c.Size(), c.w.spinProcs)
+		c.lastSpin = pl.spin
+		c.lastFolded.Store(pl.seq)
+		pl.pending.Store(1)
+		pl.work[0].plan = pl
+		c.channels[0].post(&pl.work[0])
+		return nil
+	}
 	pl.spin, pl.noBackOff = planSpin(int(n)*c.Size(), c.w.spinProcs)
 	c.lastSpin = pl.spin
 	if cw := &pl.work[0]; cw.plan != nil && len(cw.colls) > 0 && cw.colls[0].algo.OnBoard() {

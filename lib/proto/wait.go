@@ -127,7 +127,12 @@ type Waiter struct {
 	// bell, when set, is where this waiter sleeps instead of on wake: a
 	// futex word that a poster in another process can reach.
 	bell *Bell
-	_    [cacheLine]byte
+	// relay, while set, is where a wake goes instead of wake: the driver
+	// of a folded channel (see Suspender), which parks once for all its
+	// channels. Written by that driver before it marks this waiter
+	// sleeping and cleared after; read by posters that saw sleeping.
+	relay atomic.Pointer[Waiter]
+	_     [cacheLine]byte
 
 	timer *time.Timer // owned by the waiting goroutine
 
@@ -164,7 +169,60 @@ type Waiter struct {
 	// before the waiter is used.
 	OnPark   func(what string)
 	OnResume func()
-	_        [cacheLine]byte
+
+	// Fold, when set, takes this waiter's waits past their first look:
+	// the waiting goroutine is a coroutine of a driver that runs several
+	// channels in turn, and hands the processor back to it instead of
+	// yielding or parking. Owned by the waiting goroutine (set and
+	// cleared by the driver while the coroutine is suspended).
+	Fold Suspender
+	_    [cacheLine]byte
+}
+
+// Suspender is the driver of folded channels: several channels' work run
+// as coroutines of one goroutine, so that a rank's channels past the
+// processors take one processor, not one each.
+type Suspender interface {
+	// Suspend hands the processor back to the driver until it resumes
+	// the wait, and returns what the wait does then. begin is true on the
+	// first suspension of a wait. It takes none of the wait's closures, so
+	// they stay on the waiting goroutine's stack (a wait allocates nothing).
+	Suspend(begin bool) FoldCmd
+}
+
+// FoldCmd is what a driver resumes a folded wait with.
+type FoldCmd uint8
+
+const (
+	FoldLook    FoldCmd = iota // look at the word again
+	FoldKick                   // kick the peer (once a wait), then look
+	FoldAbort                  // the communicators aborted: return the error
+	FoldTimeout                // the wait has lasted Timeout: return ErrTimeout
+)
+
+// foldWait is a wait of a folded channel: its goroutine is a coroutine of
+// the driver, which resumes it to look at the word, to kick the peer, or
+// to end it.
+func (w *Waiter) foldWait(ready func() bool, kick func(), what func() string) error {
+	kicked := kick == nil
+	for begin := true; ; begin = false {
+		switch w.Fold.Suspend(begin) {
+		case FoldKick:
+			if !kicked {
+				kicked = true
+				kick()
+			}
+		case FoldAbort:
+			if err := w.Abort.Err(); err != nil {
+				return err
+			}
+		case FoldTimeout:
+			return fmt.Errorf("%w after %v waiting for %s", ErrTimeout, w.Timeout, what())
+		}
+		if ready() {
+			return nil
+		}
+	}
 }
 
 // cacheLine is the padding that keeps words apart: a cache line on the
@@ -255,6 +313,9 @@ func (w *Waiter) wake1() bool {
 		return false
 	}
 	if w.sleeping.Load() != 0 {
+		if r := w.relay.Load(); r != nil {
+			w = r // its driver: sleeping on this waiter's behalf
+		}
 		select {
 		case w.wake <- struct{}{}:
 			return true
@@ -262,6 +323,28 @@ func (w *Waiter) wake1() bool {
 		}
 	}
 	return false
+}
+
+// ParkFor parks w, the driver of folded channels, until ready, on behalf
+// of every waiter in from: a post that would wake one of them wakes w.
+// start is when the longest of their waits began (the timeout counts from
+// it).
+func (w *Waiter) ParkFor(from []*Waiter, ready func() bool, what func() string, start time.Time) error {
+	// Relays first, then sleeping (the word posters look at), then park's
+	// look at ready: a poster that published before a look sees sleeping
+	// set and finds the relay. w's own sleeping is set by park before its
+	// look, which a relayed wake does not need: wake is buffered, so a
+	// wake that comes before w sleeps is kept.
+	for _, f := range from {
+		f.relay.Store(w)
+		f.sleeping.Store(1)
+	}
+	err := w.park(ready, what, start)
+	for _, f := range from {
+		f.sleeping.Store(0)
+		f.relay.Store(nil)
+	}
+	return err
 }
 
 // Wait returns nil once ready() is true, ErrAborted (wrapped) if the abort
@@ -306,6 +389,9 @@ func (w *Waiter) waitKickPark(ready, parkReady func() bool, parking func(), kick
 		if ready() {
 			return nil
 		}
+	}
+	if w.Fold != nil {
+		return w.foldWait(ready, kick, what)
 	}
 	start := time.Now()
 	// A waiter on a bell does not back off: its peer is another process,
@@ -368,7 +454,7 @@ func (w *Waiter) waitKickPark(ready, parkReady func() bool, parking func(), kick
 // from the 256th on.
 // The caller goes on to WaitKick when it returns false.
 func (w *Waiter) Spin(ready func() bool) bool {
-	if w.SpinFor <= 0 {
+	if w.SpinFor <= 0 || w.Fold != nil {
 		return false
 	}
 	// The clock starts at the first 256 looks: a wait that ends sooner

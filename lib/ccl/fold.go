@@ -1,0 +1,270 @@
+package ccl
+
+import (
+	"iter"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/gccl/gccl/lib/proto"
+)
+
+// Folding: a plan whose runners (ranks x channels with work) outnumber the
+// processors runs every channel's part of a rank on one goroutine, the
+// rank's channel 0 runner, with each part a coroutine (iter.Pull). A part
+// that would wait hands the goroutine back to the driver (proto.Suspender),
+// which resumes whichever part can go on, and spins, yields and parks for
+// all of them at once when none can. The goroutines that wait then fit the
+// processors: one per rank, not one per channel. Without it, 8 ranks x 4
+// channels on 16 cores took a flat 0.45-0.65 ms per allreduce from 2 KiB to
+// 1 MiB, and 16 ranks x 4 channels 0.9-1.8 ms: 35-45 us per ring step,
+// each a wake-up through the scheduler (docs/PERFORMANCE.md 12q).
+//
+// Only worlds in one process fold: across processes a channel's waiter
+// sleeps on a futex bell that posters of other processes ring, which no
+// driver here could hear for it.
+
+// foldedRunners is whether a plan that keeps nCh channels of each of n
+// ranks busy folds on procs processors.
+func foldedRunners(n, nCh, procs int) bool {
+	return nCh > 1 && n > 1 && n*nCh > procs && !foldOff.Load()
+}
+
+// foldOff is set only by tests of the unfolded channels on a host where
+// they would fold (written by the test, read by every launch).
+var foldOff atomic.Bool
+
+// foldPart is one channel's coroutine and the wait it is suspended in. All
+// of it is owned by the goroutine that drives the folded plan (the holder
+// of channel 0's running flag) and by the coroutine it resumes: the two
+// never run at once.
+type foldPart struct {
+	ch    *channel
+	next  func() (struct{}, bool) // resumes the coroutine
+	stop  func()                  // ends it (Destroy)
+	yield func(struct{}) bool     // suspends it, back to the driver
+
+	work *chanWork // the part to run
+	done bool      // the part has returned
+	err  error     // what it returned
+
+	cmd    proto.FoldCmd // what the suspended wait does when resumed
+	began  bool          // the part began a new wait since it was resumed: it moved
+	since  time.Time     // when its wait began (kicks and the timeout count from it)
+	kicked bool          // its wait was told to kick
+}
+
+// Suspend implements proto.Suspender for the part's coroutine.
+func (f *foldPart) Suspend(begin bool) proto.FoldCmd {
+	if begin {
+		f.began, f.since, f.kicked = true, time.Now(), false
+	}
+	if !f.yield(struct{}{}) {
+		return proto.FoldAbort // stopped mid-wait: only a Destroy does that
+	}
+	return f.cmd
+}
+
+// body is the coroutine: it runs one part each time it is resumed after
+// the last one finished.
+func (f *foldPart) body(yield func(struct{}) bool) {
+	f.yield = yield
+	for {
+		f.err = f.ch.runParts(f.work)
+		f.done = true
+		if !yield(struct{}{}) {
+			return
+		}
+	}
+}
+
+// start begins the part of w on channel ch, running it up to its first
+// wait that is not ready.
+func (f *foldPart) start(ch *channel, w *chanWork) {
+	if f.next == nil {
+		f.ch = ch
+		f.next, f.stop = iter.Pull(f.body)
+	}
+	// The part's waits look a few times, then come back here at once.
+	ch.waiter.SpinFor, ch.waiter.NoBackOff, ch.waiter.Fold = 0, false, f
+	f.work, f.done, f.err = w, false, nil
+	f.next()
+}
+
+// resume resumes the part's wait with cmd and reports whether the part
+// moved: finished, or went on to another wait. A part that has finished
+// is never resumed (its coroutine would run the part again).
+func (f *foldPart) resume(cmd proto.FoldCmd) bool {
+	if f.done {
+		return true
+	}
+	f.cmd, f.began = cmd, false
+	f.next()
+	return f.done || f.began
+}
+
+// runFolded runs every channel's part of the folded plan pl, with ch the
+// rank's channel 0 (the caller holds its running flag).
+func (ch *channel) runFolded(pl *plan) {
+	c := ch.comm
+	live := c.foldLive[:0]
+	for i := range pl.work {
+		if w := &pl.work[i]; len(w.colls) > 0 || len(w.rounds) > 0 {
+			f := &c.channels[i].fold
+			f.start(c.channels[i], w)
+			if !f.done {
+				live = append(live, f)
+			}
+		}
+	}
+	if len(live) > 0 {
+		c.foldLive = c.driveFolded(live, pl)
+	}
+	for i := range pl.work {
+		f := &c.channels[i].fold
+		if f.work == &pl.work[i] {
+			c.channels[i].waiter.Fold, f.work = nil, nil
+			if f.err != nil {
+				c.fail(i, f.err)
+			}
+		}
+	}
+}
+
+// driveFolded resumes live's parts until all of them finished, and
+// returns live emptied. A round resumes every part to look at its word
+// once. When a round moves none, the driver waits like any wait: spins
+// (pl's spin), yields, tells the parts to kick the peers they wait for,
+// then parks on behalf of all of them. An abort or a part's timeout
+// resumes the parts to return the error.
+func (c *Comm) driveFolded(live []*foldPart, pl *plan) []*foldPart {
+	d := c.foldWaiter
+	var idleSince time.Time
+	for idle := 0; len(live) > 0; {
+		cmd := proto.FoldLook
+		if c.w.abort.Aborted() {
+			cmd = proto.FoldAbort
+		}
+		if c.roundFolded(&live, cmd) {
+			idle = 0
+			continue
+		}
+		// Nothing moved: spin, then yield, then park. Every part's wait
+		// looked at its word spinIters times before it came back, so a few
+		// rounds are enough before the clock is read.
+		idle++
+		if idle <= foldLookRounds {
+			continue
+		}
+		now := time.Now()
+		if idle == foldLookRounds+1 {
+			idleSince = now
+		}
+		waited := now.Sub(idleSince)
+		if waited < pl.spin {
+			continue
+		}
+		if waited < pl.spin+d.YieldFor {
+			runtime.Gosched()
+			c.kickFolded(live, kickAfterFold)
+			continue
+		}
+		c.kickFolded(live, 0)
+		if err := c.parkFolded(live); err != nil {
+			c.timeOutFolded(live)
+		}
+		idle = 0
+	}
+	return live
+}
+
+// roundFolded resumes every part of *live with cmd once, drops those that
+// finished, and reports whether any moved.
+func (c *Comm) roundFolded(live *[]*foldPart, cmd proto.FoldCmd) bool {
+	moved, k := false, 0
+	for _, f := range *live {
+		if f.resume(cmd) {
+			moved = true
+		}
+		if !f.done {
+			(*live)[k] = f
+			k++
+		}
+	}
+	*live = (*live)[:k]
+	return moved
+}
+
+// foldLookRounds is how many rounds over the parts find nothing ready
+// before the driver reads the clock: each round costs a coroutine switch
+// per part (about 0.1 us on the 2-core VM).
+const foldLookRounds = 4
+
+// kickAfterFold is how long a part waits before the driver has it kick
+// the peer it waits for: the kick of WaitKick's yield phase.
+const kickAfterFold = 10 * time.Microsecond
+
+// kickFolded has the parts that have waited more than after kick their
+// peers.
+func (c *Comm) kickFolded(live []*foldPart, after time.Duration) {
+	for _, f := range live {
+		if !f.done && !f.kicked && (after == 0 || time.Since(f.since) > after) {
+			f.kicked = true
+			f.resume(proto.FoldKick)
+		}
+	}
+}
+
+// parkFolded parks the driver until one of live's parts moves, on behalf
+// of all their channels' waiters. It returns an error when the oldest wait
+// timed out or the world aborted.
+func (c *Comm) parkFolded(live []*foldPart) error {
+	waiters := c.foldWaiters[:0]
+	oldest := time.Now()
+	for _, f := range live {
+		if !f.done {
+			waiters = append(waiters, f.ch.waiter)
+			if f.since.Before(oldest) {
+				oldest = f.since
+			}
+		}
+	}
+	c.foldWaiters = waiters[:0]
+	// Parts are resumed to look (a wait's word is its coroutine's to
+	// read), after their waiters were marked sleeping.
+	moved := func() bool {
+		for _, f := range live {
+			if f.resume(proto.FoldLook) {
+				return true
+			}
+		}
+		return false
+	}
+	return c.foldWaiter.ParkFor(waiters, moved, func() string { return "folded channels" }, oldest)
+}
+
+// timeOutFolded ends the waits past the timeout; after an abort, every
+// wait.
+func (c *Comm) timeOutFolded(live []*foldPart) {
+	abort := c.w.abort.Aborted()
+	limit := c.w.set.timeout
+	for _, f := range live {
+		switch {
+		case f.done:
+		case abort:
+			f.resume(proto.FoldAbort)
+		case limit > 0 && time.Since(f.since) >= limit:
+			f.resume(proto.FoldTimeout)
+		}
+	}
+}
+
+// stopFolded ends the channels' coroutines (Destroy, once no goroutine can
+// run the channels' work).
+func (c *Comm) stopFolded() {
+	for _, ch := range c.channels {
+		if ch.fold.stop != nil {
+			ch.fold.stop()
+		}
+	}
+}

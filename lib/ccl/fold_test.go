@@ -1,0 +1,157 @@
+package ccl
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gccl/gccl/lib/proto"
+)
+
+// TestFoldedRunners: a plan folds exactly when its ranks x channels with
+// work outnumber the processors, with more than one rank and channel.
+func TestFoldedRunners(t *testing.T) {
+	for n := 1; n <= 32; n++ {
+		for nCh := 1; nCh <= 32; nCh++ {
+			for _, procs := range []int{1, 2, 3, 8, 16, 64} {
+				want := n > 1 && nCh > 1 && n*nCh > procs
+				if got := foldedRunners(n, nCh, procs); got != want {
+					t.Fatalf("foldedRunners(%d, %d, %d) = %v, want %v", n, nCh, procs, got, want)
+				}
+			}
+		}
+	}
+}
+
+// withFolding runs fn with folding on or off.
+func withFolding(on bool, fn func()) {
+	old := foldOff.Swap(!on)
+	defer foldOff.Store(old)
+	fn()
+}
+
+// TestMatrixUnfolded runs part of the matrix with folding off, so that the
+// channel goroutines run several channels side by side on this 2-core
+// machine too (where every plan of several ranks and channels folds), and
+// checks that the plans of TestMatrix's configurations do fold here.
+func TestMatrixUnfolded(t *testing.T) {
+	withFolding(false, func() {
+		cell := 0
+		for _, n := range []int{2, 3, 5} {
+			for _, p := range []proto.Protocol{proto.LL, proto.LL128, proto.Simple} {
+				for _, nch := range []int{2, 3} {
+					cell++
+					cfg := smallBuffers
+					cfg.Proto, cfg.Algo, cfg.NChannels = p.String(), "Ring", nch
+					cfg.Timeout = 20 * time.Second
+					comms, err := InitAll(n, cfg)
+					must(t, err)
+					runCases(t, comms, matrixCases(matrixColls, n, p, cell, true))
+					for _, c := range comms {
+						if c.lastFolded.Load() != 0 {
+							t.Errorf("n=%d %s ch=%d: a plan folded with folding off", n, p, nch)
+						}
+						c.Destroy()
+					}
+				}
+			}
+		}
+	})
+	// With folding on, a multi-channel allreduce of 3 ranks folds here
+	// (6 runners on at most GOMAXPROCS processors: run with more, and
+	// the check is skipped).
+	comms := initT(t, 3, Config{Algo: "Ring", Proto: "Simple", NChannels: 2})
+	if comms[0].w.spinProcs >= 6 {
+		t.Skipf("%d processors: 3 ranks x 2 channels fit", comms[0].w.spinProcs)
+	}
+	perRank(comms, func(c *Comm) {
+		b := make([]byte, 1<<16)
+		must(t, c.AllReduce(b, b, len(b)/4, Float32, Sum))
+		must(t, c.Synchronize())
+		if c.lastFolded.Load() != 1 {
+			t.Errorf("rank %d: the plan did not fold", c.Rank())
+		}
+	})
+}
+
+// TestFoldedOneThreadDrivesAllRanks: one goroutine enqueues on every rank
+// then synchronizes each in turn, with folded plans of several channels:
+// the other ranks' plans run on their channel 0 goroutines, which their
+// peers' kicks must reach through the channels the parts wait on.
+func TestFoldedOneThreadDrivesAllRanks(t *testing.T) {
+	for _, p := range []string{"LL", "Simple"} {
+		t.Run(p, func(t *testing.T) {
+			comms := initT(t, 4, Config{Algo: "Ring", Proto: p, NChannels: 3, Timeout: 20 * time.Second})
+			if comms[0].w.spinProcs >= 12 {
+				t.Skipf("%d processors: 4 ranks x 3 channels fit", comms[0].w.spinProcs)
+			}
+			const count = 50_000
+			bufs := make([][]float32, len(comms))
+			for r := range bufs {
+				bufs[r] = make([]float32, count)
+			}
+			for it := 0; it < 5; it++ {
+				for r, c := range comms {
+					for i := range bufs[r] {
+						bufs[r][i] = float32(r + (i+it)%7)
+					}
+					must(t, c.AllReduce(asBytes(bufs[r]), asBytes(bufs[r]), count, Float32, Sum))
+				}
+				for _, c := range comms {
+					must(t, c.Synchronize())
+				}
+				for r := range comms {
+					for i, v := range bufs[r] {
+						if want := float32(6 + 4*((i+it)%7)); v != want {
+							t.Fatalf("it %d rank %d [%d] = %v, want %v", it, r, i, v, want)
+						}
+					}
+				}
+				if comms[0].lastFolded.Load() == 0 {
+					t.Fatal("the plans did not fold")
+				}
+			}
+		})
+	}
+}
+
+// TestFoldedTimeout: a rank that never joins makes a folded plan's ranks
+// fail within the timeout, naming what they waited for, and Destroy then
+// leaves no goroutine behind (the channels' coroutines end).
+func TestFoldedTimeout(t *testing.T) {
+	base := runtime.NumGoroutine()
+	comms, err := InitAll(4, Config{Algo: "Ring", Proto: "LL128", NChannels: 3, Timeout: 300 * time.Millisecond})
+	must(t, err)
+	errs := make([]error, len(comms))
+	start := time.Now()
+	perRank(comms[:3], func(c *Comm) {
+		b := make([]byte, 1<<18)
+		if err := c.AllReduce(b, b, len(b)/4, Float32, Sum); err != nil {
+			errs[c.Rank()] = err
+			return
+		}
+		errs[c.Rank()] = c.Synchronize()
+	})
+	took := time.Since(start)
+	for r, err := range errs[:3] {
+		if err == nil {
+			t.Fatalf("rank %d: no error with rank 3 missing", r)
+		}
+	}
+	if took > 20*time.Second {
+		t.Fatalf("the ranks took %v to fail with a 300 ms timeout", took)
+	}
+	msg := fmt.Sprint(errs[0], errs[1], errs[2])
+	t.Log(msg)
+	if !strings.Contains(msg, "timed out") || !strings.Contains(msg, "waiting for") {
+		t.Fatalf("errors do not say what timed out: %v", msg)
+	}
+	for _, c := range comms {
+		c.Destroy()
+	}
+	if got := settleGoroutines(base); got > base {
+		t.Fatalf("%d goroutines after Destroy, %d before", got, base)
+	}
+}
