@@ -33,7 +33,12 @@ type channel struct {
 	prevWaiter *proto.Waiter
 	// fold is this channel's coroutine for folded plans (fold.go).
 	fold foldPart
-	idle *proto.Waiter // waits for work: stop signal, no timeout
+	// The driver of folded plans' parts, when this channel's runner is
+	// one (fold.go): its waiter, and scratch lists. Owned by the runner.
+	foldWaiter  *proto.Waiter
+	foldLive    []*foldPart
+	foldWaiters []*proto.Waiter
+	idle        *proto.Waiter // waits for work: stop signal, no timeout
 	// idleSpin is how long the idle goroutine spins for new work before it
 	// yields: the spin of the last plan it ran itself when that plan never
 	// backs off (its runners fit the processors with room: see planSpin),
@@ -102,6 +107,7 @@ func newChannel(c *Comm, id int) *channel {
 		ch.waiter = proto.NewWaiter(c.w.abort, c.w.set.timeout)
 		ch.idle = proto.NewWaiter(c.stop, 0)
 		ch.prevWaiter = proto.NewWaiter(c.w.abort, c.w.set.timeout)
+		ch.foldWaiter = proto.NewWaiter(c.w.abort, c.w.set.timeout)
 	}
 
 	if ch.nRanks > 1 {
@@ -142,8 +148,11 @@ func (ch *channel) kick() {
 	if ch.pending() && ch.running.Load() == 0 {
 		ch.idle.Wake()
 	}
-	if c := ch.comm; ch.id != 0 && c.lastFolded.Load() > c.finished.Load() {
-		c.channels[0].kick() // a folded plan runs this channel's part there
+	if c := ch.comm; c.lastFolded.Load() > c.finished.Load() {
+		// A folded plan runs this channel's part on its driver's channel.
+		if d := int(c.lastFoldDrivers.Load()); d > 0 && ch.id >= d {
+			c.channels[ch.id%d].kick()
+		}
 	}
 }
 

@@ -335,14 +335,12 @@ type Comm struct {
 	// by the enqueuing goroutine before it posts the plan; read by peers'
 	// kicks, which go to channel 0 while it is unfinished.
 	lastFolded atomic.Uint64
-	// The driver of folded plans (fold.go): its waiter, and scratch lists.
-	// Owned by the holder of channel 0's running flag.
-	foldWaiter  *proto.Waiter
-	foldLive    []*foldPart
-	foldWaiters []*proto.Waiter
-	progress    *opCounters   // enqueued/finished in shared memory (a job across processes), else nil
-	syncWaiter  *proto.Waiter // wakes Synchronize; no timeout (work times out)
-	stop        *proto.Abort  // triggered by Destroy: channel goroutines exit when idle
+	// lastFoldDrivers is the drivers per rank of the last folded plan:
+	// written before lastFolded, read after it.
+	lastFoldDrivers atomic.Int32
+	progress        *opCounters   // enqueued/finished in shared memory (a job across processes), else nil
+	syncWaiter      *proto.Waiter // wakes Synchronize; no timeout (work times out)
+	stop            *proto.Abort  // triggered by Destroy: channel goroutines exit when idle
 }
 
 // InitAll creates n communicators in this process, one per rank (the
@@ -435,7 +433,6 @@ func (w *world) start(ranks []int, j *job) {
 		c.ringConns = make([][proto.NumProtocols]*ringConn, set.maxCh)
 		c.treeConns = make([][proto.NumProtocols]*prims.TreeEnds, set.maxCh)
 		c.syncWaiter = proto.NewWaiter(w.abort, 0)
-		c.foldWaiter = proto.NewWaiter(w.abort, set.timeout)
 		for ch := 0; ch < set.maxCh; ch++ {
 			c.channels = append(c.channels, newChannel(c, ch))
 		}
@@ -447,6 +444,7 @@ func (w *world) start(ranks []int, j *job) {
 		w.comms[r] = c
 		w.local = append(w.local, c)
 	}
+	liveRanks.Add(int64(len(w.local))) // until the last Destroy (release)
 	for _, c := range w.local {
 		for _, ch := range c.channels {
 			go ch.loop()
@@ -576,6 +574,9 @@ func (w *world) release() {
 	w.released++
 	last := w.released == len(w.local)
 	w.mu.Unlock()
+	if last {
+		liveRanks.Add(-int64(len(w.local)))
+	}
 	if last && w.job != nil {
 		w.job.teardown(w)
 	}
@@ -605,11 +606,13 @@ type plan struct {
 	// noBackOff: the runners fit the processors (planSpin); see
 	// proto.Waiter.NoBackOff. Set at launch with spin.
 	noBackOff bool
-	// folded: every channel's part runs on channel 0's runner, each as a
-	// coroutine (fold.go), because the runners would outnumber the
-	// processors. Set at launch.
-	folded bool
-	work   []chanWork // per channel; those with a nil plan have no work
+	// folded: the channels' parts run on fewer goroutines, drivers, each
+	// part a coroutine (fold.go), because the runners would outnumber the
+	// processors: channel d's runner drives channels d, d+drivers, ...
+	// Set at launch.
+	folded  bool
+	drivers int
+	work    []chanWork // per channel; those with a nil plan have no work
 	// finalCopies run after every channel finished, by the last one
 	// (in-place alltoall's staging buffer into the output).
 	finalCopies []selfCopy
@@ -683,6 +686,7 @@ func (c *Comm) newPlan() *plan {
 		pl = &plan{comm: c, work: make([]chanWork, len(c.channels))}
 	}
 	pl.seq = 0 // not in the stream yet: never recycled before its launch
+	pl.folded, pl.drivers = false, 0
 	c.inflight = append(c.inflight, pl)
 	return pl
 }

@@ -212,3 +212,39 @@ func TestHostReport(t *testing.T) {
 		t.Errorf("a host whose runtimes fit: %q", got)
 	}
 }
+
+// TestOtherWorldsTakeProcessors: a world's plans count the ranks of the
+// process's other live worlds as processors taken, so that worlds side by
+// side (TestMatrix's parallel cells) do not each spin as if the host were
+// theirs alone; and get them back when those worlds are destroyed.
+func TestOtherWorldsTakeProcessors(t *testing.T) {
+	a := initT(t, 2, Config{Algo: "Ring", Proto: "Simple", NChannels: 1})
+	// Play a 16-processor host, plus one for each rank that earlier
+	// tests left alive.
+	a[0].w.spinProcs = 16 + int(liveRanks.Load()) - len(a)
+	spinOf := func() time.Duration {
+		perRank(a, func(c *Comm) {
+			b := make([]byte, 64)
+			must(t, c.AllReduce(b, b, 16, Float32, Sum))
+			must(t, c.Synchronize())
+		})
+		return a[0].lastSpin
+	}
+	if got := spinOf(); got != longSpinFor {
+		t.Fatalf("alone on 16 processors: spin %v, want %v", got, longSpinFor)
+	}
+	b, err := InitAll(15, Config{})
+	must(t, err)
+	if got := spinOf(); got != 0 {
+		t.Errorf("beside 15 more ranks on 16 processors: spin %v, want 0", got)
+	}
+	if got, want := a[0].w.freeProcs(), 1; got > want {
+		t.Errorf("freeProcs beside 15 ranks = %d, want %d", got, want)
+	}
+	for _, c := range b {
+		c.Destroy()
+	}
+	if got := spinOf(); got != longSpinFor {
+		t.Errorf("after the other world's Destroy: spin %v, want %v", got, longSpinFor)
+	}
+}

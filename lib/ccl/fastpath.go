@@ -183,7 +183,7 @@ func (c *Comm) runFast() {
 	}
 	c.settleWakes(false) // the CAS was the barrier
 	w := &c.fast.work
-	if spin, noBackOff := c.w.spin, c.w.noBackOff; ch.waiter.SpinFor != spin || ch.waiter.NoBackOff != noBackOff {
+	if spin, noBackOff := c.w.boardSpin(); ch.waiter.SpinFor != spin || ch.waiter.NoBackOff != noBackOff {
 		ch.waiter.SpinFor, ch.waiter.NoBackOff = spin, noBackOff
 	}
 	err := c.w.abort.Err()
@@ -210,7 +210,7 @@ func (c *Comm) materializeFast() {
 	c.settleWakes(true)
 	pl := c.newPlan()
 	pl.seq = c.fast.seq
-	pl.spin, pl.noBackOff = c.w.spin, c.w.noBackOff
+	pl.spin, pl.noBackOff = c.w.boardSpin()
 	cw := pl.channel(0)
 	cw.colls = append(cw.colls, c.fast.work)
 	c.fast.pending = false

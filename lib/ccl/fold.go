@@ -10,24 +10,29 @@ import (
 )
 
 // Folding: a plan whose runners (ranks x channels with work) outnumber the
-// processors runs every channel's part of a rank on one goroutine, the
-// rank's channel 0 runner, with each part a coroutine (iter.Pull). A part
-// that would wait hands the goroutine back to the driver (proto.Suspender),
-// which resumes whichever part can go on, and spins, yields and parks for
-// all of them at once when none can. The goroutines that wait then fit the
-// processors: one per rank, not one per channel. Without it, 8 ranks x 4
-// channels on 16 cores took a flat 0.45-0.65 ms per allreduce from 2 KiB to
-// 1 MiB, and 16 ranks x 4 channels 0.9-1.8 ms: 35-45 us per ring step,
-// each a wake-up through the scheduler (docs/PERFORMANCE.md 12q).
+// processors runs each rank's channel parts on fewer goroutines, drivers,
+// with each part a coroutine (iter.Pull). Driver d is channel d's runner
+// and runs the parts of channels d, d+D, d+2D... A part that would wait
+// hands the goroutine back to its driver (proto.Suspender), which resumes
+// whichever part can go on, and spins, yields and parks for all of them at
+// once when none can. The goroutines that wait then fit the processors:
+// D per rank, not one per channel. Without it, 8 ranks x 4 channels on 16
+// cores took a flat 0.45-0.65 ms per allreduce from 2 KiB to 1 MiB, and 16
+// ranks x 4 channels 0.9-1.8 ms: 35-45 us per ring step, each a wake-up
+// through the scheduler (docs/PERFORMANCE.md 12q).
 //
 // Only worlds in one process fold: across processes a channel's waiter
 // sleeps on a futex bell that posters of other processes ring, which no
 // driver here could hear for it.
 
-// foldedRunners is whether a plan that keeps nCh channels of each of n
-// ranks busy folds on procs processors.
-func foldedRunners(n, nCh, procs int) bool {
-	return nCh > 1 && n > 1 && n*nCh > procs && !foldOff.Load()
+// foldDrivers is how many drivers each of n ranks runs a plan's nCh
+// channels with on procs processors: as many as fit (at least one), or 0
+// when every channel has a processor and nothing folds.
+func foldDrivers(n, nCh, procs int) int {
+	if nCh <= 1 || n <= 1 || n*nCh <= procs || foldOff.Load() {
+		return 0
+	}
+	return max(procs/n, 1)
 }
 
 // foldOff is set only by tests of the unfolded channels on a host where
@@ -103,12 +108,12 @@ func (f *foldPart) resume(cmd proto.FoldCmd) bool {
 	return f.done || f.began
 }
 
-// runFolded runs every channel's part of the folded plan pl, with ch the
-// rank's channel 0 (the caller holds its running flag).
+// runFolded runs the parts of the folded plan pl that ch drives: those of
+// the channels ch.id, ch.id+D, ... (the caller holds ch's running flag).
 func (ch *channel) runFolded(pl *plan) {
 	c := ch.comm
-	live := c.foldLive[:0]
-	for i := range pl.work {
+	live := ch.foldLive[:0]
+	for i := ch.id; i < len(pl.work); i += pl.drivers {
 		if w := &pl.work[i]; len(w.colls) > 0 || len(w.rounds) > 0 {
 			f := &c.channels[i].fold
 			f.start(c.channels[i], w)
@@ -118,9 +123,9 @@ func (ch *channel) runFolded(pl *plan) {
 		}
 	}
 	if len(live) > 0 {
-		c.foldLive = c.driveFolded(live, pl)
+		ch.foldLive = ch.driveFolded(live, pl)
 	}
-	for i := range pl.work {
+	for i := ch.id; i < len(pl.work); i += pl.drivers {
 		f := &c.channels[i].fold
 		if f.work == &pl.work[i] {
 			c.channels[i].waiter.Fold, f.work = nil, nil
@@ -137,8 +142,8 @@ func (ch *channel) runFolded(pl *plan) {
 // (pl's spin), yields, tells the parts to kick the peers they wait for,
 // then parks on behalf of all of them. An abort or a part's timeout
 // resumes the parts to return the error.
-func (c *Comm) driveFolded(live []*foldPart, pl *plan) []*foldPart {
-	d := c.foldWaiter
+func (ch *channel) driveFolded(live []*foldPart, pl *plan) []*foldPart {
+	c, d := ch.comm, ch.foldWaiter
 	var idleSince time.Time
 	for idle := 0; len(live) > 0; {
 		cmd := proto.FoldLook
@@ -170,7 +175,7 @@ func (c *Comm) driveFolded(live []*foldPart, pl *plan) []*foldPart {
 			continue
 		}
 		c.kickFolded(live, 0)
-		if err := c.parkFolded(live); err != nil {
+		if err := ch.parkFolded(live); err != nil {
 			c.timeOutFolded(live)
 		}
 		idle = 0
@@ -218,8 +223,8 @@ func (c *Comm) kickFolded(live []*foldPart, after time.Duration) {
 // parkFolded parks the driver until one of live's parts moves, on behalf
 // of all their channels' waiters. It returns an error when the oldest wait
 // timed out or the world aborted.
-func (c *Comm) parkFolded(live []*foldPart) error {
-	waiters := c.foldWaiters[:0]
+func (ch *channel) parkFolded(live []*foldPart) error {
+	waiters := ch.foldWaiters[:0]
 	oldest := time.Now()
 	for _, f := range live {
 		if !f.done {
@@ -229,7 +234,7 @@ func (c *Comm) parkFolded(live []*foldPart) error {
 			}
 		}
 	}
-	c.foldWaiters = waiters[:0]
+	ch.foldWaiters = waiters[:0]
 	// Parts are resumed to look (a wait's word is its coroutine's to
 	// read), after their waiters were marked sleeping.
 	moved := func() bool {
@@ -240,7 +245,7 @@ func (c *Comm) parkFolded(live []*foldPart) error {
 		}
 		return false
 	}
-	return c.foldWaiter.ParkFor(waiters, moved, func() string { return "folded channels" }, oldest)
+	return ch.foldWaiter.ParkFor(waiters, moved, func() string { return "folded channels" }, oldest)
 }
 
 // timeOutFolded ends the waits past the timeout; after an abort, every

@@ -10,15 +10,21 @@ import (
 	"github.com/gccl/gccl/lib/proto"
 )
 
-// TestFoldedRunners: a plan folds exactly when its ranks x channels with
-// work outnumber the processors, with more than one rank and channel.
-func TestFoldedRunners(t *testing.T) {
+// TestFoldDrivers: a plan folds exactly when its ranks x channels with
+// work outnumber the processors, with more than one rank and channel; then
+// each rank gets as many drivers as fit the processors, at least one, and
+// fewer than its channels.
+func TestFoldDrivers(t *testing.T) {
 	for n := 1; n <= 32; n++ {
 		for nCh := 1; nCh <= 32; nCh++ {
 			for _, procs := range []int{1, 2, 3, 8, 16, 64} {
-				want := n > 1 && nCh > 1 && n*nCh > procs
-				if got := foldedRunners(n, nCh, procs); got != want {
-					t.Fatalf("foldedRunners(%d, %d, %d) = %v, want %v", n, nCh, procs, got, want)
+				d := foldDrivers(n, nCh, procs)
+				folds := n > 1 && nCh > 1 && n*nCh > procs
+				switch {
+				case !folds && d != 0:
+					t.Fatalf("foldDrivers(%d, %d, %d) = %d, want 0: the runners fit", n, nCh, procs, d)
+				case folds && (d < 1 || d >= nCh || d > 1 && n*d > procs || n*(d+1) <= procs):
+					t.Fatalf("foldDrivers(%d, %d, %d) = %d: want the most drivers that fit, at least 1, fewer than the channels", n, nCh, procs, d)
 				}
 			}
 		}
@@ -153,5 +159,31 @@ func TestFoldedTimeout(t *testing.T) {
 	}
 	if got := settleGoroutines(base); got > base {
 		t.Fatalf("%d goroutines after Destroy, %d before", got, base)
+	}
+}
+
+// TestFoldedSeveralDrivers runs part of the matrix with each rank's
+// channels folded onto two and three drivers (channels d, d+D, ... on
+// driver d), playing a host of more processors than this one: the ranks
+// x channels still outnumber them.
+func TestFoldedSeveralDrivers(t *testing.T) {
+	cell := 0
+	for _, c := range []struct{ n, nch, procs, drivers int }{
+		{2, 4, 4, 2}, {2, 5, 6, 3}, {3, 4, 6, 2}, {3, 3, 7, 2},
+	} {
+		for _, p := range []proto.Protocol{proto.LL, proto.LL128, proto.Simple} {
+			cell++
+			cfg := smallBuffers
+			cfg.Proto, cfg.Algo, cfg.NChannels = p.String(), "Ring", c.nch
+			cfg.MaxNChannels = c.nch
+			comms := initT(t, c.n, cfg)
+			comms[0].w.spinProcs = c.procs + int(liveRanks.Load()) - c.n // less what other tests' worlds take
+			cases := matrixCases(matrixColls, c.n, p, cell, true)
+			runCases(t, comms, cases)
+			if got := comms[0].lastFoldDrivers.Load(); got != int32(c.drivers) {
+				t.Errorf("%d ranks x %d channels on %d processors, %s: last plan folded on %d drivers, want %d",
+					c.n, c.nch, c.procs, p, got, c.drivers)
+			}
+		}
 	}
 }

@@ -141,17 +141,23 @@ func (c *Comm) launch(tasks []task) error {
 		c.progress.enqueued.Store(c.enqueued)
 	}
 	pl.seq = c.enqueued
-	if pl.folded = c.w.job == nil && foldedRunners(c.Size(), int(n), c.w.spinProcs); pl.folded {
-		// One runner per rank: channel 0's, whatever channels have work.
-		pl.spin, pl.noBackOff = planSpin(c.Size(), c.w.spinProcs)
+	procs := c.w.freeProcs()
+	if d := foldDrivers(c.Size(), int(n), procs); d > 0 && c.w.job == nil {
+		// d runners per rank: those of channels 0 to d-1, whatever
+		// channels have work.
+		pl.folded, pl.drivers = true, d
+		pl.spin, pl.noBackOff = planSpin(d*c.Size(), procs)
 		c.lastSpin = pl.spin
+		c.lastFoldDrivers.Store(int32(d))
 		c.lastFolded.Store(pl.seq)
-		pl.pending.Store(1)
-		pl.work[0].plan = pl
-		c.channels[0].post(&pl.work[0])
+		pl.pending.Store(int32(d))
+		for i := range d {
+			pl.work[i].plan = pl
+			c.channels[i].post(&pl.work[i])
+		}
 		return nil
 	}
-	pl.spin, pl.noBackOff = planSpin(int(n)*c.Size(), c.w.spinProcs)
+	pl.spin, pl.noBackOff = planSpin(int(n)*c.Size(), procs)
 	c.lastSpin = pl.spin
 	if cw := &pl.work[0]; cw.plan != nil && len(cw.colls) > 0 && cw.colls[0].algo.OnBoard() {
 		c.tryPrePost(&cw.colls[0])

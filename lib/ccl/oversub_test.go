@@ -38,38 +38,50 @@ func TestOversubscribed8x4(t *testing.T) {
 	}
 }
 
-// BenchmarkOversubscribed reports the time per ring step of an 8-rank,
-// 4-channel allreduce on this machine's processors (2(n-1) steps per chunk).
+// BenchmarkOversubscribed reports the time per ring step of a Ring
+// allreduce of 8 ranks x 4 channels, and 16 ranks x 2 and x 4, more
+// runners than most machines' processors (2(n-1) steps per chunk), with
+// each rank's channels folded into one runner and not (fold.go), side by
+// side.
 func BenchmarkOversubscribed(b *testing.B) {
-	for _, p := range []string{"LL", "LL128", "Simple"} {
-		for _, size := range []int{8, 64 << 10, 16 << 20} {
-			b.Run(fmt.Sprintf("ranks=8/nch=4/proto=%s/size=%s", p, sizeName(size)), func(b *testing.B) {
-				comms := initT(b, 8, Config{Proto: p, NChannels: 4})
-				bufs := make([][]byte, 8)
-				for r := range bufs {
-					bufs[r] = make([]byte, size)
-				}
-				run := func(iters int) {
-					perRank(comms, func(c *Comm) {
-						for i := 0; i < iters; i++ {
-							must(b, c.AllReduce(bufs[c.Rank()], bufs[c.Rank()], size/4, Float32, Sum))
-							must(b, c.Synchronize())
-						}
+	for _, shape := range [][2]int{{8, 4}, {16, 2}, {16, 4}} {
+		for _, p := range []string{"LL", "LL128", "Simple"} {
+			for _, size := range []int{8, 64 << 10, 16 << 20} {
+				for _, fold := range []bool{true, false} {
+					name := fmt.Sprintf("ranks=%d/nch=%d/proto=%s/size=%s/fold=%v", shape[0], shape[1], p, sizeName(size), fold)
+					b.Run(name, func(b *testing.B) {
+						withFolding(fold, func() { benchOversubscribed(b, shape[0], shape[1], p, size) })
 					})
 				}
-				run(2) // connect and allocate the FIFOs outside the timing
-				b.ResetTimer()
-				start := time.Now()
-				perRank(comms, func(c *Comm) {
-					for i := 0; i < b.N; i++ {
-						must(b, c.AllReduce(bufs[c.Rank()], bufs[c.Rank()], size/4, Float32, Sum))
-						must(b, c.Synchronize())
-					}
-				})
-				op := time.Since(start).Seconds() / float64(b.N)
-				b.ReportMetric(op*1e6, "us/op")
-				b.ReportMetric(op*1e6/float64(2*7), "us/step")
-			})
+			}
 		}
 	}
+}
+
+func benchOversubscribed(b *testing.B, n, nch int, p string, size int) {
+	comms := initT(b, n, Config{Algo: "Ring", Proto: p, NChannels: nch})
+	bufs := make([][]byte, n)
+	for r := range bufs {
+		bufs[r] = make([]byte, size)
+	}
+	run := func(iters int) {
+		perRank(comms, func(c *Comm) {
+			for i := 0; i < iters; i++ {
+				must(b, c.AllReduce(bufs[c.Rank()], bufs[c.Rank()], size/4, Float32, Sum))
+				must(b, c.Synchronize())
+			}
+		})
+	}
+	run(2) // connect and allocate the FIFOs outside the timing
+	b.ResetTimer()
+	start := time.Now()
+	perRank(comms, func(c *Comm) {
+		for i := 0; i < b.N; i++ {
+			must(b, c.AllReduce(bufs[c.Rank()], bufs[c.Rank()], size/4, Float32, Sum))
+			must(b, c.Synchronize())
+		}
+	})
+	op := time.Since(start).Seconds() / float64(b.N)
+	b.ReportMetric(op*1e6, "us/op")
+	b.ReportMetric(op*1e6/float64(2*(n-1)), "us/step")
 }
