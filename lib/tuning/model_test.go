@@ -363,8 +363,10 @@ func TestModelHugeUsesEveryChannel(t *testing.T) {
 
 // TestModelChannelsStopAtCoresAndCaps: channels that add no bandwidth are
 // not taken. On 2 cores, 2 ranks run 1 GiB on one channel (a second would
-// only add scheduler trips); under a host cap, the fewest channels that
-// reach the cap; a forced count is kept whatever it costs.
+// only add scheduler trips); under a host cap, with the cores unknown, the
+// fewest channels that reach the cap (TestModelChooseMoreChannelsAtTheCap:
+// known, the most that fit them); a forced count is kept whatever it
+// costs.
 func TestModelChannelsStopAtCoresAndCaps(t *testing.T) {
 	m := defaultModel()
 	m.C.Cores = 2
@@ -684,6 +686,26 @@ func TestBoardRounds(t *testing.T) {
 	} {
 		if got := BoardRounds(tc.c, tc.a, tc.n, tc.bytes); got != tc.want {
 			t.Errorf("BoardRounds(%v, %v, %d ranks, %d B) = %d, want %d", tc.c, tc.a, tc.n, tc.bytes, got, tc.want)
+		}
+	}
+}
+
+// TestModelChooseMoreChannelsAtTheCap: channel counts that all reach the
+// host's bandwidth cap price the same; Choose takes the most of them that
+// fit the cores (4 ranks x 4 channels on 16), and never one past them.
+func TestModelChooseMoreChannelsAtTheCap(t *testing.T) {
+	m := ncclLikeModel()
+	m.C.Cores = 16
+	m.C.MaxHostBwGBs = 60 // 4 ranks: 15 GB/s a rank, below 2 channels' 2 x 20 x eff
+	for _, b := range []int64{1 << 20, 16 << 20, 256 << 20} {
+		lim := Limits{Algos: []Algo{Ring}, Protos: []proto.Protocol{proto.Simple}, MaxChannels: 8}
+		t2, _ := m.Time(AllReduce, Ring, proto.Simple, 2, 4, 1, b)
+		t4, _ := m.Time(AllReduce, Ring, proto.Simple, 4, 4, 1, b)
+		if t2 != t4 {
+			t.Fatalf("%d B: 2 and 4 channels at the cap price %g and %g us, want a tie", b, t2, t4)
+		}
+		if got, _ := m.Choose(AllReduce, 4, 1, b, lim); got.NChannels != 4 {
+			t.Errorf("%d B: Choose = %v, want 4 channels (the most that fit 16 cores at the cap)", b, got)
 		}
 	}
 }
