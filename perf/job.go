@@ -3,9 +3,11 @@ package perf
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gccl/gccl/lib/bootstrap"
@@ -21,7 +23,8 @@ import (
 type job struct {
 	launch bootstrap.Launch
 	link   *bootstrap.Client
-	proc   int // this process's index (its launcher rank)
+	served *ccl.UniqueID // the link's root, when this process serves it
+	proc   int           // this process's index (its launcher rank)
 	procs  int
 }
 
@@ -45,18 +48,68 @@ func joinJob(lookup func(string) (string, bool), timeout time.Duration) (*job, e
 	if err != nil {
 		return nil, usagef("%s rank %d of %d: %v", l.Launcher, l.Rank, l.Size, err)
 	}
+	var served *ccl.UniqueID
 	if l.Rank == 0 {
 		if err := ccl.ServeRoot(id); err != nil {
 			return nil, fmt.Errorf("%s rank 0 of %d: serving the bootstrap root at %s (from %s): %w", l.Launcher, l.Size, l.Root, l.RootFrom, err)
 		}
+		served = &id
 	}
 	host, _ := os.Hostname()
 	link, err := bootstrap.JoinID(id, l.Size, []int{l.Rank}, bootstrap.ProcInfo{Host: host, Pid: os.Getpid()},
 		bootstrap.JoinOptions{Timeout: timeout})
 	if err != nil {
+		if served != nil {
+			ccl.ReleaseRoot(*served, 0)
+		}
 		return nil, fmt.Errorf("%s rank %d of %d: joining the bootstrap root at %s (from %s): %w", l.Launcher, l.Rank, l.Size, l.Root, l.RootFrom, err)
 	}
-	return &job{launch: l, link: link, proc: l.Rank, procs: l.Size}, nil
+	return &job{launch: l, link: link, served: served, proc: l.Rank, procs: l.Size}, nil
+}
+
+// rootLinger bounds how long process 0 keeps the link's root after its own
+// part ended, for the others to leave or hear why the job failed.
+const rootLinger = 5 * time.Second
+
+// lossGrace is how long a failed process waits for the link to report a
+// lost process, to name it (explain).
+const lossGrace = 2 * time.Second
+
+// explain adds to err, an error of this process's part of the job, why
+// the job failed when the link knows: which process was lost or gave up.
+// A process whose communicator's root vanished (its joining got no answer,
+// or its world lost the root) otherwise names only the root, whose
+// process may have outlived the one that was lost (seen in CI: a survivor
+// of a killed rank 2 named rank 0's process; and here, under load:
+// survivors of a killed rank 0 named only the root's address). The link hears of a loss within
+// milliseconds of the root; it is waited for up to lossGrace.
+func (j *job) explain(err error) error {
+	if j == nil || err == nil {
+		return err
+	}
+	lost := j.link.LostErr()
+	if lost == nil && peerGone(err) {
+		select {
+		case <-j.link.Lost():
+			lost = j.link.LostErr()
+		case <-time.After(lossGrace):
+		}
+	}
+	if lost == nil || strings.Contains(err.Error(), lost.Error()) {
+		return err
+	}
+	return fmt.Errorf("%w\n  the job: %v", err, lost)
+}
+
+// peerGone reports whether err may come from another process of the job
+// going away: a lost or aborted job, or a connection that ended.
+func peerGone(err error) bool {
+	for _, e := range []error{bootstrap.ErrLost, ccl.ErrAborted, io.EOF, io.ErrUnexpectedEOF, syscall.ECONNRESET, syscall.EPIPE} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // size is the number of processes (1 without a job).
@@ -78,6 +131,9 @@ func (j *job) launcher() string {
 func (j *job) close() {
 	if j != nil {
 		_ = j.link.Close()
+		if j.served != nil {
+			ccl.ReleaseRoot(*j.served, rootLinger)
+		}
 	}
 }
 

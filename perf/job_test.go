@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -17,6 +18,8 @@ import (
 	"time"
 
 	"github.com/gccl/gccl/launch/netns"
+	"github.com/gccl/gccl/lib/bootstrap"
+	"github.com/gccl/gccl/lib/ccl"
 	"github.com/gccl/gccl/lib/shm"
 	"github.com/gccl/gccl/results"
 )
@@ -432,5 +435,26 @@ func TestProfileFlags(t *testing.T) {
 	errb.Reset()
 	if code := Main(AllReduce, []string{"-b", "8", "-e", "8", "--trace", filepath.Join(dir, "no", "such", "dir")}, &stdout, &errb); code == 0 || !strings.Contains(errb.String(), "--trace") {
 		t.Errorf("a trace file that cannot be made: exit %d, %q", code, errb.String())
+	}
+}
+
+// TestPeerGone: the errors that may come from another process going away
+// (whose reason the job's link may know) are told from the others.
+func TestPeerGone(t *testing.T) {
+	reset := &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{fmt.Errorf("joining the root: no answer: %w", io.EOF), true},
+		{fmt.Errorf("joining the root: no answer: %w", reset), true},
+		{fmt.Errorf("config x: %w", ccl.ErrAborted), true},
+		{fmt.Errorf("lost: %w", bootstrap.ErrLost), true},
+		{errors.New("-b 8 -e 4: the minimum is above the maximum"), false},
+		{fmt.Errorf("config x: %w", ccl.ErrDestroyed), false},
+	} {
+		if got := peerGone(c.err); got != c.want {
+			t.Errorf("peerGone(%v) = %v, want %v", c.err, got, c.want)
+		}
 	}
 }

@@ -137,7 +137,7 @@ func run(t *Test, be Backend, args []string, stdout, stderr io.Writer) int {
 	}
 	code, err := e.run()
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", e.who(), err)
+		fmt.Fprintf(stderr, "%s: %v\n", e.who(), j.explain(err))
 	}
 	return code
 }

@@ -101,6 +101,22 @@ func stopRoot(id UniqueID) {
 	}
 }
 
+// ReleaseRoot closes the root this process serves for id (ServeRoot),
+// once every process left it or heard why the job failed, or after wait:
+// for the process that serves a job's root, before it exits. Exiting at
+// once, it could take the root down before the root told the others which
+// process was lost, and they would name the root's process instead.
+func ReleaseRoot(id UniqueID, wait time.Duration) {
+	roots.mu.Lock()
+	r := roots.m[id.Token()]
+	delete(roots.m, id.Token())
+	roots.mu.Unlock()
+	if r != nil {
+		r.Wait(wait)
+		r.Close()
+	}
+}
+
 // rootTimeout is how long the root waits for every rank to join: the
 // configured timeout, as for every wait.
 func rootTimeout() time.Duration {
@@ -527,7 +543,7 @@ func initJob(nranks int, id UniqueID, set settings, link *bootstrap.Client) ([]*
 		}
 	}
 	if err := j.mapBells(set.timeout); err != nil {
-		j.unmap()
+		j.abandon()
 		return nil, err
 	}
 	w := newWorld(nranks, set, peers, hp, cores)
@@ -538,7 +554,7 @@ func initJob(nranks int, id UniqueID, set settings, link *bootstrap.Client) ([]*
 	}
 	w.transports = append(w.transports, transport.Shm{Dir: j.dir, Prefix: j.prefix, Timeout: joinWait(set.timeout), Stop: w.abort.Aborted})
 	if err := j.listen(w); err != nil {
-		j.unmap()
+		j.abandon()
 		return nil, err
 	}
 	link.OnLost(func(err error) {
@@ -681,6 +697,17 @@ func (j *job) ringIdle(r int) {
 	for ch := 0; ch < j.maxCh; ch++ {
 		j.bell(r, ch, idleBellOff).Interrupt()
 	}
+}
+
+// abandon releases what a set that failed before its world started holds,
+// and removes every segment of the set: the set is lost for every process
+// (this one aborts the link), and a segment whose maker died before this
+// one mapped it would otherwise stay behind (seen with the tests under
+// load: a killed rank 0's bells, left by survivors that failed mapping
+// them).
+func (j *job) abandon() {
+	j.unmap()
+	shm.RemovePrefix(j.dir, j.prefix)
 }
 
 // unmap releases the bell segments (after every local goroutine exited).
