@@ -65,7 +65,7 @@ func (f *foldPart) Suspend(begin bool) proto.FoldCmd {
 		f.began, f.since, f.kicked = true, time.Now(), false
 	}
 	if !f.yield(struct{}{}) {
-		return proto.FoldAbort // stopped mid-wait: only a Destroy does that
+		return proto.FoldStopped // stopped mid-wait: only a Destroy does that
 	}
 	return f.cmd
 }

@@ -82,6 +82,14 @@ func TestFoldWait(t *testing.T) {
 			t.Fatalf("got %v, want a timeout naming the wait", err)
 		}
 	})
+	t.Run("stopped driver", func(t *testing.T) {
+		w := NewWaiter(NewAbort(), time.Hour)
+		w.Fold = &scriptedDriver{cmds: []FoldCmd{FoldStopped}}
+		err := w.Wait(func() bool { return false }, func() string { return "the word" })
+		if !errors.Is(err, ErrAborted) || !strings.Contains(err.Error(), "the word") {
+			t.Fatalf("got %v, want an abort naming the wait", err)
+		}
+	})
 	t.Run("Spin leaves a folded wait to its driver", func(t *testing.T) {
 		w := NewWaiter(NewAbort(), time.Hour)
 		w.SpinFor, w.Fold = time.Second, &scriptedDriver{}

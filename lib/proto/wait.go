@@ -198,6 +198,7 @@ const (
 	FoldKick                   // kick the peer (once a wait), then look
 	FoldAbort                  // the communicators aborted: return the error
 	FoldTimeout                // the wait has lasted Timeout: return ErrTimeout
+	FoldStopped                // the driver is gone (its communicator destroyed): return ErrAborted
 )
 
 // foldWait is a wait of a folded channel: its goroutine is a coroutine of
@@ -218,6 +219,8 @@ func (w *Waiter) foldWait(ready func() bool, kick func(), what func() string) er
 			}
 		case FoldTimeout:
 			return fmt.Errorf("%w after %v waiting for %s", ErrTimeout, w.Timeout, what())
+		case FoldStopped:
+			return fmt.Errorf("%w: the channel's driver stopped while waiting for %s", ErrAborted, what())
 		}
 		if ready() {
 			return nil
