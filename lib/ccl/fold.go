@@ -40,9 +40,10 @@ func foldDrivers(n, nCh, procs int) int {
 var foldOff atomic.Bool
 
 // foldPart is one channel's coroutine and the wait it is suspended in. All
-// of it is owned by the goroutine that drives the folded plan (the holder
-// of channel 0's running flag) and by the coroutine it resumes: the two
-// never run at once.
+// of it is owned by the goroutine that drives the part (the holder of its
+// driver channel's running flag, for one plan at a time: plans start only
+// after the previous one finished) and by the coroutine it resumes: the
+// two never run at once.
 type foldPart struct {
 	ch    *channel
 	next  func() (struct{}, bool) // resumes the coroutine
