@@ -241,7 +241,7 @@ func (ch *channel) run(w *chanWork) {
 	}
 	switch {
 	case err != nil:
-	case w.plan.folded:
+	case w.plan.drivers > 0:
 		ch.runFolded(w.plan) // reports its parts' errors itself
 	default:
 		ch.waiter.SpinFor, ch.waiter.NoBackOff = w.plan.spin, w.plan.noBackOff

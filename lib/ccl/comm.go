@@ -35,14 +35,10 @@ var ErrDestroyed = errors.New("ccl: communicator destroyed")
 // world is what the communicators of one InitAll share: the abort signal,
 // the connections and the topology.
 type world struct {
-	n int
-	// spin and noBackOff are the waits of one-shot work (planSpin: one
-	// runner per rank), fixed at init.
-	spin      time.Duration
-	noBackOff bool
-	set       settings
-	comms     []*Comm
-	rings     []topo.Ring
+	n     int
+	set   settings
+	comms []*Comm
+	rings []topo.Ring
 	// hostOf[r] is rank r's host; trees are the double binary tree over
 	// the hosts with a chain inside each ([tree][rank]), treeDepth the
 	// deeper tree's depth in hops.
@@ -333,7 +329,8 @@ type Comm struct {
 	finished atomic.Uint64
 	// lastFolded is the stream position of the last folded plan. Written
 	// by the enqueuing goroutine before it posts the plan; read by peers'
-	// kicks, which go to channel 0 while it is unfinished.
+	// kicks, which go to the kicked channel's driver while it is
+	// unfinished.
 	lastFolded atomic.Uint64
 	// lastFoldDrivers is the drivers per rank of the last folded plan:
 	// written before lastFolded, read after it.
@@ -394,7 +391,6 @@ func newWorld(n int, set settings, peers []transport.Peer, procs, cores int) *wo
 		spinProcs:  procs,
 		comms:      make([]*Comm, n),
 	}
-	w.spin, w.noBackOff = planSpin(n, procs)
 	w.initHosts()
 	if w.realHosts && !w.set.simpleBuffSet {
 		// Across hosts the Simple FIFO is NCCL's default, 4 MiB: steps of
@@ -606,11 +602,10 @@ type plan struct {
 	// noBackOff: the runners fit the processors (planSpin); see
 	// proto.Waiter.NoBackOff. Set at launch with spin.
 	noBackOff bool
-	// folded: the channels' parts run on fewer goroutines, drivers, each
-	// part a coroutine (fold.go), because the runners would outnumber the
-	// processors: channel d's runner drives channels d, d+drivers, ...
-	// Set at launch.
-	folded  bool
+	// drivers > 0 folds the plan: the channels' parts run on that many
+	// goroutines a rank, each part a coroutine (fold.go), because the
+	// runners would outnumber the processors: channel d's runner drives
+	// channels d, d+drivers, ... Set at launch.
 	drivers int
 	work    []chanWork // per channel; those with a nil plan have no work
 	// finalCopies run after every channel finished, by the last one
@@ -686,7 +681,7 @@ func (c *Comm) newPlan() *plan {
 		pl = &plan{comm: c, work: make([]chanWork, len(c.channels))}
 	}
 	pl.seq = 0 // not in the stream yet: never recycled before its launch
-	pl.folded, pl.drivers = false, 0
+	pl.drivers = 0
 	c.inflight = append(c.inflight, pl)
 	return pl
 }

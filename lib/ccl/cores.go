@@ -110,11 +110,8 @@ func (w *world) freeProcs() int {
 	return max(w.spinProcs-max(others, 0), 1)
 }
 
-// boardSpin is how the one-shot fast path's waits spin: w.spin and
-// w.noBackOff while w is the process's only world.
+// boardSpin is how the one-shot fast path's waits spin: one runner per
+// rank.
 func (w *world) boardSpin() (time.Duration, bool) {
-	if int(liveRanks.Load()) > len(w.local) {
-		return planSpin(w.n, w.freeProcs())
-	}
-	return w.spin, w.noBackOff
+	return planSpin(w.n, w.freeProcs())
 }

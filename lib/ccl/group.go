@@ -141,29 +141,24 @@ func (c *Comm) launch(tasks []task) error {
 		c.progress.enqueued.Store(c.enqueued)
 	}
 	pl.seq = c.enqueued
-	procs := c.w.freeProcs()
+	procs, runners, posts := c.w.freeProcs(), int(n), len(pl.work)
 	if d := foldDrivers(c.Size(), int(n), procs); d > 0 && c.w.job == nil {
 		// d runners per rank: those of channels 0 to d-1, whatever
 		// channels have work.
-		pl.folded, pl.drivers = true, d
-		pl.spin, pl.noBackOff = planSpin(d*c.Size(), procs)
-		c.lastSpin = pl.spin
-		c.lastFoldDrivers.Store(int32(d))
-		c.lastFolded.Store(pl.seq)
-		pl.pending.Store(int32(d))
+		pl.drivers, runners, posts = d, d, d
 		for i := range d {
 			pl.work[i].plan = pl
-			c.channels[i].post(&pl.work[i])
 		}
-		return nil
+		c.lastFoldDrivers.Store(int32(d))
+		c.lastFolded.Store(pl.seq)
 	}
-	pl.spin, pl.noBackOff = planSpin(int(n)*c.Size(), procs)
+	pl.spin, pl.noBackOff = planSpin(runners*c.Size(), procs)
 	c.lastSpin = pl.spin
 	if cw := &pl.work[0]; cw.plan != nil && len(cw.colls) > 0 && cw.colls[0].algo.OnBoard() {
-		c.tryPrePost(&cw.colls[0])
+		c.tryPrePost(&cw.colls[0]) // one channel: never folded
 	}
-	pl.pending.Store(n)
-	for i := range pl.work {
+	pl.pending.Store(int32(runners))
+	for i := range pl.work[:posts] {
 		if pl.work[i].plan != nil {
 			c.channels[i].post(&pl.work[i])
 		}

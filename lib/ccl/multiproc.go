@@ -548,7 +548,6 @@ func initJob(nranks int, id UniqueID, set settings, link *bootstrap.Client) ([]*
 	}
 	w := newWorld(nranks, set, peers, hp, cores)
 	w.spinProcs = spinProcs(w.procs, runtime.GOMAXPROCS(0), nranks, len(procs[j.self].Ranks))
-	w.spin, w.noBackOff = planSpin(nranks, w.spinProcs)
 	if !w.realHosts {
 		w.board = j.board(nranks)
 	}
