@@ -28,8 +28,7 @@ type channel struct {
 	waiter *proto.Waiter // waits of running work: abort + timeout
 	// prevWaiter waits for the plan before the one this channel's runner
 	// took (waitPrevious): apart from waiter, which a folded plan's driver
-	// may still be using for this channel's part of that plan. The same
-	// waiter as waiter across processes, where nothing folds.
+	// may still be using for this channel's part of that plan.
 	prevWaiter *proto.Waiter
 	// fold is this channel's coroutine for folded plans (fold.go).
 	fold foldPart
@@ -102,7 +101,16 @@ func newChannel(c *Comm, id int) *channel {
 		ch.waiter.OnPark, ch.waiter.OnResume = rec.set, rec.clear
 		ch.remoteKick = j.kickWord(c.rank, id)
 		ch.remoteUnrun = j.unrunWord(c.rank, id)
-		ch.prevWaiter = ch.waiter
+		// The wait for the previous plan and the driver of folded
+		// channels have waiters of their own (see prevWaiter). They sleep
+		// on bells: the driver's for its parts' bells to relay to, and
+		// both so that the hang dump reads what they wait for. The
+		// channel's goroutine and a driver running its part never park at
+		// once on this channel's record: a part parks through its driver.
+		ch.prevWaiter = proto.NewBellWaiter(c.w.abort, c.w.set.timeout, j.bell(c.rank, id, prevBellOff))
+		ch.foldWaiter = proto.NewBellWaiter(c.w.abort, c.w.set.timeout, j.bell(c.rank, id, foldBellOff))
+		ch.prevWaiter.OnPark, ch.prevWaiter.OnResume = rec.set, rec.clear
+		ch.foldWaiter.OnPark, ch.foldWaiter.OnResume = rec.set, rec.clear
 	} else {
 		ch.waiter = proto.NewWaiter(c.w.abort, c.w.set.timeout)
 		ch.idle = proto.NewWaiter(c.stop, 0)

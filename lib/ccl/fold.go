@@ -1,6 +1,7 @@
 package ccl
 
 import (
+	"fmt"
 	"iter"
 	"runtime"
 	"sync/atomic"
@@ -21,9 +22,11 @@ import (
 // ranks x 4 channels 0.9-1.8 ms: 35-45 us per ring step, each a wake-up
 // through the scheduler (docs/PERFORMANCE.md 12q).
 //
-// Only worlds in one process fold: across processes a channel's waiter
-// sleeps on a futex bell that posters of other processes ring, which no
-// driver here could hear for it.
+// Across processes a channel's waiter sleeps on a futex bell that posters
+// of other processes ring; while its driver parks, the bell relays those
+// rings to the driver's own bell in the same segment (proto.Bell), and
+// kicks from other processes follow the fold through the rank's shared
+// counters (job.remoteKick).
 
 // foldDrivers is how many drivers each of n ranks runs a plan's nCh
 // channels with on procs processors: as many as fit (at least one), or 0
@@ -246,7 +249,14 @@ func (ch *channel) parkFolded(live []*foldPart) error {
 		}
 		return false
 	}
-	return ch.foldWaiter.ParkFor(waiters, moved, func() string { return "folded channels" }, oldest)
+	what := func() string { // called when the driver parks (the hang dump's record)
+		ids := make([]int, len(live))
+		for i, f := range live {
+			ids[i] = f.ch.id
+		}
+		return fmt.Sprintf("rank %d's folded channels %v to move", ch.rank, ids)
+	}
+	return ch.foldWaiter.ParkFor(waiters, moved, what, oldest)
 }
 
 // timeOutFolded ends the waits past the timeout; after an abort, every

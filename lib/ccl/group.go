@@ -142,7 +142,7 @@ func (c *Comm) launch(tasks []task) error {
 	}
 	pl.seq = c.enqueued
 	procs, runners, posts := c.w.freeProcs(), int(n), len(pl.work)
-	if d := foldDrivers(c.Size(), int(n), procs); d > 0 && c.w.job == nil {
+	if d := foldDrivers(c.Size(), int(n), procs); d > 0 {
 		// d runners per rank: those of channels 0 to d-1, whatever
 		// channels have work.
 		pl.drivers, runners, posts = d, d, d
@@ -151,6 +151,10 @@ func (c *Comm) launch(tasks []task) error {
 		}
 		c.lastFoldDrivers.Store(int32(d))
 		c.lastFolded.Store(pl.seq)
+		if c.progress != nil { // for the kicks of other processes
+			c.progress.foldDrivers.Store(int32(d))
+			c.progress.lastFolded.Store(pl.seq)
+		}
 	}
 	pl.spin, pl.noBackOff = planSpin(runners*c.Size(), procs)
 	c.lastSpin = pl.spin

@@ -356,15 +356,18 @@ type job struct {
 // Layout of a process's bell segment: per rank it holds, a header (its
 // operation counters) and per channel a block: the runner's bell, the
 // idle goroutine's bell, the kick word, the count of queued work not yet
-// taken, and the progress record.
+// taken, the bell of the channel as a driver of folded channels, the bell
+// of its wait for the previous plan, and the progress record.
 const (
 	rankHeaderBytes = 64
-	chanBlockBytes  = 512
+	chanBlockBytes  = 640
 	runBellOff      = 0
 	idleBellOff     = 64
 	kickOff         = 128
 	unrunOff        = 136
-	progressOff     = 192
+	foldBellOff     = 192
+	prevBellOff     = 256
+	progressOff     = 320
 	progressText    = chanBlockBytes - progressOff - 16
 )
 
@@ -402,9 +405,13 @@ func (j *job) rankProgress(r int) *opCounters {
 
 // opCounters mirror a communicator's stream in shared memory, for the hang
 // dump of any process: enqueued is written by the rank's calling
-// goroutine, finished by its channel goroutines; read by dumps.
+// goroutine, finished by its channel goroutines; read by dumps. lastFolded
+// and foldDrivers mirror Comm's (written by the calling goroutine,
+// foldDrivers first), for the kicks of other processes (kickRemote).
 type opCounters struct {
 	enqueued, finished atomic.Uint64
+	lastFolded         atomic.Uint64
+	foldDrivers        atomic.Int32
 }
 
 // progress is a channel's record of its current wait: written by the
@@ -471,8 +478,31 @@ func (j *job) remoteWaiter(r, ch int) *proto.Waiter {
 }
 
 // remoteKick asks channel ch of rank r in another process to run its
-// queued work (the kick of a waiter whose peer has not started).
+// queued work (the kick of a waiter whose peer has not started). While
+// rank r's last folded plan runs, channel ch's part is its driver's, and
+// the kick goes to the driver's channel too.
 func (j *job) remoteKick(r, ch int) func() {
+	kick := j.kickChannel(r, ch)
+	if ch == 0 {
+		return kick // its own driver whenever it folds
+	}
+	oc := j.rankProgress(r)
+	drivers := make([]func(), ch) // by driver count d: channel ch%d's kick
+	for d := 1; d <= ch; d++ {
+		drivers[d-1] = j.kickChannel(r, ch%d)
+	}
+	return func() {
+		kick()
+		if oc.lastFolded.Load() > oc.finished.Load() {
+			if d := int(oc.foldDrivers.Load()); d > 0 && d <= ch {
+				drivers[d-1]()
+			}
+		}
+	}
+}
+
+// kickChannel is remoteKick of channel ch alone.
+func (j *job) kickChannel(r, ch int) func() {
 	kick, unrun, idle := j.kickWord(r, ch), j.unrunWord(r, ch), proto.RemoteWaiter(j.bell(r, ch, idleBellOff))
 	return func() {
 		// The Dekker pair with post: it counts its work in unrun, then
@@ -682,6 +712,8 @@ func (j *job) ringAll() {
 		for ch := 0; ch < j.maxCh; ch++ {
 			j.bell(r, ch, runBellOff).Interrupt()
 			j.bell(r, ch, idleBellOff).Interrupt()
+			j.bell(r, ch, foldBellOff).Interrupt()
+			j.bell(r, ch, prevBellOff).Interrupt()
 		}
 	}
 }

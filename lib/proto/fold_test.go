@@ -152,3 +152,51 @@ func TestParkForTimesOut(t *testing.T) {
 		t.Fatalf("got %v, want ErrTimeout", err)
 	}
 }
+
+// TestParkForRelaysBells: across processes the waiters sleep on bells in
+// shared memory, and a ring of any of them reaches the driver's bell in
+// the same mapping. The naps are made longer than the timeout, so a ring
+// that is not relayed leaves the driver asleep until the timeout's end.
+func TestParkForRelaysBells(t *testing.T) {
+	old := bellNap
+	bellNap = time.Hour
+	defer func() { bellNap = old }()
+	mem := make([]byte, 4*BellBytes) // the "segment": driver's bell first
+	for target := 0; target < 3; target++ {
+		clear(mem)
+		abort := NewAbort()
+		drv := NewBellWaiter(abort, 20*time.Second, BellAt(mem))
+		var from []*Waiter
+		for i := range 3 {
+			from = append(from, NewBellWaiter(abort, 0, BellAt(mem[(i+1)*BellBytes:])))
+		}
+		poster := RemoteWaiter(BellAt(mem[(target+1)*BellBytes:])) // as another process holds it
+		var word atomic.Bool
+		go func() {
+			for from[target].bell.sleeping.Load() == 0 {
+				time.Sleep(time.Millisecond) // until the driver parked for it
+			}
+			time.Sleep(5 * time.Millisecond)
+			word.Store(true)
+			poster.Wake()
+		}()
+		start := time.Now()
+		if err := drv.ParkFor(from, word.Load, func() string { return "parts" }, start); err != nil {
+			t.Fatalf("waiter %d: %v", target, err)
+		}
+		if took := time.Since(start); took > drv.Timeout/2 {
+			t.Fatalf("waiter %d: the driver slept %v: the ring did not reach it", target, took)
+		}
+		for i, f := range from {
+			if f.bell.sleeping.Load() != 0 || f.bell.relay.Load() != 0 {
+				t.Errorf("waiter %d left sleeping or relaying after the park", i)
+			}
+		}
+	}
+	// A driver that does not sleep on a bell cannot park for bells.
+	abort := NewAbort()
+	err := NewWaiter(abort, time.Second).ParkFor([]*Waiter{NewBellWaiter(abort, 0, BellAt(mem))}, func() bool { return false }, func() string { return "parts" }, time.Now())
+	if err == nil || !strings.Contains(err.Error(), "bell") {
+		t.Errorf("a driver without a bell: got %v, want an error naming the bell", err)
+	}
+}

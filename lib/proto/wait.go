@@ -243,6 +243,14 @@ type Bell struct {
 	// the waiter sleeps only while it holds the value it read before
 	// setting sleeping, so no wake is lost.
 	seq atomic.Uint32
+	// relay, while not 0, is the distance in bytes from this bell to the
+	// bell a ring goes to instead: that of the driver of a folded channel
+	// (Waiter.ParkFor), which sleeps once for all its channels. A distance,
+	// not a pointer: every process maps the segment at its own address,
+	// and both bells lie in it. Written by the driver (before it sets
+	// sleeping, and cleared after it clears it); read by posters that saw
+	// sleeping.
+	relay atomic.Int64
 }
 
 // BellBytes is the room a bell takes (its own cache line).
@@ -257,12 +265,29 @@ func BellAt(mem []byte) *Bell {
 	return (*Bell)(unsafe.Pointer(&mem[0]))
 }
 
-// ring wakes the bell's waiter if it may be asleep.
+// ring wakes the bell's waiter if it may be asleep, or the driver it
+// relays to.
 func (b *Bell) ring() {
 	if b.sleeping.Load() != 0 {
+		if d := b.relay.Load(); d != 0 {
+			b = (*Bell)(unsafe.Add(unsafe.Pointer(b), d))
+		}
 		b.seq.Add(1)
 		shm.FutexWake(&b.seq, 1)
 	}
+}
+
+// relayTo marks the bell's waiter asleep with its rings relayed to the
+// bell to, in the same mapping (ParkFor).
+func (b *Bell) relayTo(to *Bell) {
+	b.relay.Store(int64(uintptr(unsafe.Pointer(to)) - uintptr(unsafe.Pointer(b))))
+	b.sleeping.Store(1)
+}
+
+// unrelay undoes relayTo.
+func (b *Bell) unrelay() {
+	b.sleeping.Store(0)
+	b.relay.Store(0)
 }
 
 // Interrupt wakes the bell's waiter even if it does not look asleep: its
@@ -331,19 +356,34 @@ func (w *Waiter) wake1() bool {
 // ParkFor parks w, the driver of folded channels, until ready, on behalf
 // of every waiter in from: a post that would wake one of them wakes w.
 // start is when the longest of their waits began (the timeout counts from
-// it).
+// it). Waiters on bells (a world across processes) relay through their
+// bells to w's, which must then lie in the same shared mapping.
 func (w *Waiter) ParkFor(from []*Waiter, ready func() bool, what func() string, start time.Time) error {
 	// Relays first, then sleeping (the word posters look at), then park's
 	// look at ready: a poster that published before a look sees sleeping
 	// set and finds the relay. w's own sleeping is set by park before its
 	// look, which a relayed wake does not need: wake is buffered, so a
-	// wake that comes before w sleeps is kept.
+	// wake that comes before w sleeps is kept; a relayed ring bumps the
+	// futex word, so a ring that comes before w sleeps ends its sleep.
 	for _, f := range from {
+		if f.bell != nil && w.bell == nil {
+			return fmt.Errorf("proto: ParkFor: a waiter on a bell needs a driver on a bell (%s)", what())
+		}
+	}
+	for _, f := range from {
+		if f.bell != nil {
+			f.bell.relayTo(w.bell)
+			continue
+		}
 		f.relay.Store(w)
 		f.sleeping.Store(1)
 	}
 	err := w.park(ready, what, start)
 	for _, f := range from {
+		if f.bell != nil {
+			f.bell.unrelay()
+			continue
+		}
 		f.sleeping.Store(0)
 		f.relay.Store(nil)
 	}
@@ -569,4 +609,6 @@ func (w *Waiter) parkBell(ready func() bool, what func() string, start time.Time
 	}
 }
 
-const bellNap = time.Second
+// bellNap is a var only for tests, which lengthen it so that a lost wake
+// shows as a timeout rather than a late nap's end.
+var bellNap = time.Second
