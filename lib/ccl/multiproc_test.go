@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -34,6 +35,9 @@ type mpJob struct {
 	Scenario string
 	ShmDir   string
 	Timeout  time.Duration // the scenario's Config.Timeout, when set
+	// Procs > 0 plays a host of that many processors (the worlds'
+	// spinProcs): to make plans fold, or not, whatever this host has.
+	Procs int
 }
 
 // mpCell is one set of communicators: its configuration and its cases.
@@ -42,6 +46,10 @@ type mpCell struct {
 	NCh, PerHost int
 	Colls        []Coll
 	Sample       int
+	// Procs > 0 plays a host of that many processors (as mpJob.Procs);
+	// Drivers is then the drivers per rank its plans must fold onto (0:
+	// none).
+	Procs, Drivers int
 }
 
 // runJob starts procs children holding perProc consecutive ranks each,
@@ -67,6 +75,7 @@ type jobSpec struct {
 	cells          []mpCell
 	scenario       string
 	rankTimeout    time.Duration // the scenario's Config.Timeout (0: its own)
+	hostProcs      int           // mpJob.Procs
 	// place, when set, adapts process p's command: its host id, or the
 	// network namespace it runs in.
 	place func(p int, cmd *exec.Cmd)
@@ -89,7 +98,7 @@ func startJob(t *testing.T, spec jobSpec) *mpRun {
 	r := &mpRun{t: t, dir: t.TempDir()}
 	ids := newRoots(t, max(len(spec.cells), 1))
 	for p := range spec.procs {
-		job := mpJob{IDs: ids, NRanks: n, Cells: spec.cells, Scenario: spec.scenario, ShmDir: r.dir, Timeout: spec.rankTimeout}
+		job := mpJob{IDs: ids, NRanks: n, Cells: spec.cells, Scenario: spec.scenario, ShmDir: r.dir, Timeout: spec.rankTimeout, Procs: spec.hostProcs}
 		for k := range spec.perProc {
 			job.Ranks = append(job.Ranks, p*spec.perProc+k)
 		}
@@ -315,6 +324,9 @@ func TestMultiProcChild(t *testing.T) {
 		if err != nil {
 			t.Fatalf("cell %d (%+v): %v", i, cell, err)
 		}
+		if cell.Procs > 0 {
+			comms[0].w.spinProcs = cell.Procs // before any launch reads it
+		}
 		var protoOf proto.Protocol
 		for _, p := range proto.All() {
 			if p.String() == cell.Proto {
@@ -326,6 +338,12 @@ func TestMultiProcChild(t *testing.T) {
 			runCases(t, comms, cases)
 			if comms[0].NHosts() > 1 && comms[0].LastChoice().Algo == "OneShot" {
 				t.Errorf("the one-shot ran across %d hosts", comms[0].NHosts())
+			}
+			if cell.Procs > 0 {
+				if got := comms[0].lastFoldDrivers.Load(); got != int32(cell.Drivers) {
+					t.Errorf("%d ranks x %d channels on %d processors: plans folded on %d drivers, want %d",
+						job.NRanks, cell.NCh, cell.Procs, got, cell.Drivers)
+				}
 			}
 		})
 		for _, c := range comms {
@@ -424,17 +442,31 @@ func mpScenario(t *testing.T, job mpJob, ids []UniqueID) {
 					fmt.Printf("RESULT %s/%s: %v\n", algo, pr, err)
 					return
 				}
+				if job.Procs > 0 {
+					comms[0].w.spinProcs = job.Procs
+				}
+				// Pairs (rank, 1): one on a host of its own (channel 0
+				// alone has work), 64 KiB of them on a played one, so
+				// that both channels have work and the plans fold or not.
+				pairs := 1
+				if job.Procs > 0 {
+					pairs = 8192
+				}
 				bufs := make([][]byte, len(comms))
-				for i, c := range comms {
-					bufs[i] = f32s([]float32{float32(c.Rank()), 1})
+				fill := func(i int, c *Comm) {
+					v := make([]float32, 2*pairs)
+					for k := 0; k < pairs; k++ {
+						v[2*k], v[2*k+1] = float32(c.Rank()), 1
+					}
+					bufs[i] = f32s(v)
 				}
 				for iter := 0; iter < 100; iter++ {
 					if iter%25 == 0 {
 						time.Sleep(20 * time.Millisecond) // every idle goroutine asleep
 					}
 					for i, c := range comms {
-						copy(bufs[i], f32s([]float32{float32(c.Rank()), 1}))
-						if err := c.AllReduce(bufs[i], bufs[i], 2, Float32, Sum); err != nil {
+						fill(i, c)
+						if err := c.AllReduce(bufs[i], bufs[i], 2*pairs, Float32, Sum); err != nil {
 							fmt.Printf("RESULT %s/%s: %v\n", algo, pr, err)
 							return
 						}
@@ -445,11 +477,18 @@ func mpScenario(t *testing.T, job mpJob, ids []UniqueID) {
 							return
 						}
 						n := float32(job.NRanks)
-						if got := asF32(bufs[i]); got[0] != n*(n-1)/2 || got[1] != n {
-							fmt.Printf("RESULT %s/%s rank %d: got %v\n", algo, pr, c.Rank(), got)
-							return
+						got := asF32(bufs[i])
+						for k := 0; k < pairs; k++ {
+							if got[2*k] != n*(n-1)/2 || got[2*k+1] != n {
+								fmt.Printf("RESULT %s/%s rank %d: pair %d is %v\n", algo, pr, c.Rank(), k, got[2*k:2*k+2])
+								return
+							}
 						}
 					}
+				}
+				if folded := comms[0].lastFolded.Load() != 0; job.Procs > 0 && folded != (job.Procs < 2*job.NRanks) {
+					fmt.Printf("RESULT %s/%s: plans folded %v on %d processors\n", algo, pr, folded, job.Procs)
+					return
 				}
 				for _, c := range comms {
 					c.Destroy()
@@ -557,16 +596,58 @@ func TestMultiProcRankDies(t *testing.T) {
 
 // TestMultiProcOneDriver: each process drives its two ranks from one
 // goroutine; progress needs the remote kick (see the "onedriver" child).
+// With the plans folded (a host of 2 processors for 4 ranks x 2
+// channels), channel 1's part runs on channel 0's driver, and a kick of
+// channel 1 from the other process must reach that driver.
 func TestMultiProcOneDriver(t *testing.T) {
-	// Four ids: one job per algorithm and protocol.
-	outs, errs := startJob(t, jobSpec{procs: 2, perProc: 2, cells: make([]mpCell, 4), scenario: "onedriver"}).wait(time.Minute)
-	for p := range outs {
-		if errs[p] != nil {
-			t.Errorf("process %d: %v\n%s", p, errs[p], outs[p])
+	for _, procs := range []int{0, 2, 8} { // 0: this host's own
+		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
+			// Four ids: one job per algorithm and protocol.
+			outs, errs := startJob(t, jobSpec{procs: 2, perProc: 2, cells: make([]mpCell, 4), scenario: "onedriver", hostProcs: procs}).wait(time.Minute)
+			for p := range outs {
+				if errs[p] != nil {
+					t.Errorf("process %d: %v\n%s", p, errs[p], outs[p])
+				}
+				if res := resultLine(outs[p]); res != "ok" {
+					t.Errorf("process %d: %s\n%s", p, res, outs[p])
+				}
+			}
+		})
+	}
+}
+
+// TestMultiProcFolded runs the matrix, sampled, across processes with
+// plans folded: each process plays a host of fewer processors than its
+// world's ranks x channels, so every rank's channels run on 1 or 2
+// drivers whose parts' bells relay to the drivers' bells.
+func TestMultiProcFolded(t *testing.T) {
+	layouts := []struct{ procs, per, nch, hostProcs, drivers int }{
+		{2, 1, 3, 2, 1},  // one driver a rank
+		{2, 2, 4, 8, 2},  // channels 0, 2 and 1, 3 on two drivers
+		{3, 1, 3, 4, 1},  // odd ranks and channels
+		{2, 1, 2, 64, 0}, // fits: nothing folds
+	}
+	for li, l := range layouts {
+		var cells []mpCell
+		k := 10 * li
+		for _, p := range proto.All() {
+			for _, algo := range []string{"Ring", "Tree"} {
+				k++
+				c := mpCell{Proto: p.String(), Algo: algo, NCh: l.nch, Sample: k, Colls: matrixColls, Procs: l.hostProcs, Drivers: l.drivers}
+				if algo == "Tree" {
+					c.Colls = []Coll{CollAllReduce}
+				}
+				cells = append(cells, c)
+			}
 		}
-		if res := resultLine(outs[p]); res != "ok" {
-			t.Errorf("process %d: %s\n%s", p, res, outs[p])
-		}
+		t.Run(fmt.Sprintf("procs=%d/ranks=%d/ch=%d/host=%d", l.procs, l.per, l.nch, l.hostProcs), func(t *testing.T) {
+			outs, errs := runJob(t, l.procs, l.per, cells, "", 4*time.Minute)
+			for p, err := range errs {
+				if err != nil {
+					t.Errorf("process %d: %v\n%s", p, err, outs[p])
+				}
+			}
+		})
 	}
 }
 
@@ -631,4 +712,63 @@ func resultLine(out string) string {
 		}
 	}
 	return ""
+}
+
+// TestRemoteKickFollowsTheFold: a kick from another process of a channel
+// whose part a driver runs (the rank's last folded plan unfinished) also
+// kicks the driver's channel, ch mod drivers; once the plan finished, or
+// for channels that drive themselves, only the channel itself. The job is
+// one process holding both ranks, its words read as another process would.
+func TestRemoteKickFollowsTheFold(t *testing.T) {
+	t.Setenv(shm.EnvDir, t.TempDir())
+	ids := newRoots(t, 1)
+	b, _ := hex.DecodeString(ids[0])
+	var id UniqueID
+	copy(id[:], b)
+	comms, err := InitRanks(2, id, []int{0, 1}, Config{NChannels: 4, MaxNChannels: 4, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, c := range comms {
+			c.Destroy()
+		}
+	}()
+	j := comms[0].w.job
+	oc := j.rankProgress(1)
+	kicked := func() (got []int) {
+		for ch := 0; ch < 4; ch++ {
+			if j.kickWord(1, ch).Swap(0) != 0 {
+				got = append(got, ch)
+			}
+		}
+		return got
+	}
+	kicked() // clear
+	finished := oc.finished.Load()
+	for _, c := range []struct {
+		drivers, ch int
+		unfinished  bool
+		want        []int
+	}{
+		{1, 3, true, []int{0, 3}},
+		{2, 3, true, []int{1, 3}},
+		{2, 2, true, []int{0, 2}},
+		{2, 1, true, []int{1}}, // a driver itself
+		{2, 3, false, []int{3}},
+		{0, 3, true, []int{3}},
+	} {
+		oc.foldDrivers.Store(int32(c.drivers))
+		oc.lastFolded.Store(finished)
+		if c.unfinished {
+			oc.lastFolded.Store(finished + 1)
+		}
+		j.remoteKick(1, c.ch)()
+		if got := kicked(); !slices.Equal(got, c.want) {
+			t.Errorf("%d drivers, kick of channel %d (folded plan unfinished: %v): channels %v kicked, want %v",
+				c.drivers, c.ch, c.unfinished, got, c.want)
+		}
+	}
+	oc.foldDrivers.Store(0)
+	oc.lastFolded.Store(0)
 }
