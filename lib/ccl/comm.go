@@ -59,6 +59,7 @@ type world struct {
 	transports []transport.Transport
 	procs      int                                // processors the model assumes: GOMAXPROCS at InitAll, or the host's across processes
 	spinProcs  int                                // processors the waits assume (planSpin): procs, or fewer (see spinProcs)
+	foldProcs  int                                // across processes: the runners this process's ranks fold past (world.drivers)
 	geom       [proto.NumProtocols][4][2]geometry // [proto][log2 elt][chunkSteps/4]
 
 	mu       sync.Mutex // guards conns and closers

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gccl/gccl/lib/proto"
+	"github.com/gccl/gccl/lib/shm"
 )
 
 // Folding: a plan whose runners (ranks x channels with work) outnumber the
@@ -32,10 +33,56 @@ import (
 // channels with on procs processors: as many as fit (at least one), or 0
 // when every channel has a processor and nothing folds.
 func foldDrivers(n, nCh, procs int) int {
-	if nCh <= 1 || n <= 1 || n*nCh <= procs || foldOff.Load() {
+	if n <= 1 {
+		return 0 // one rank runs no channel
+	}
+	return driversFor(n, nCh, procs)
+}
+
+// driversFor is foldDrivers for ranks of a larger world: those of one
+// process of a world across processes.
+func driversFor(ranks, nCh, procs int) int {
+	if nCh <= 1 || ranks*nCh <= procs || foldOff.Load() {
 		return 0
 	}
-	return max(procs/n, 1)
+	return max(procs/ranks, 1)
+}
+
+// processFoldProcs is the runners a process of a world across processes
+// gives its ranks' channels before they fold (world.foldProcs): its
+// usable processors less one for its callers, at least one; 0 (never
+// fold) when the host's processes outnumber its processors. Each process
+// then runs only part of the time, and the host's scheduler sets the
+// pace: measured on the 2-core VM, 3 and 4 processes of 3-4 channels each
+// took 0.5-2.4 ms per Ring/Simple allreduce folded, 0.1-1.9 ms not
+// (docs/PERFORMANCE.md 12t).
+func processFoldProcs(gomaxprocs, cpus, hostProcesses, hostProcs int) int {
+	if hostProcs > 0 && hostProcesses > hostProcs {
+		return 0
+	}
+	return max(usableProcs(gomaxprocs, cpus)-1, 1)
+}
+
+// drivers is how many drivers each of w's ranks in this process runs a
+// plan's nCh channels with, procs processors free (freeProcs).
+//
+// In one process that is foldDrivers over the world's ranks. Across
+// processes each process folds its own ranks' channels onto its own
+// processors (its Go runtime's share) less one: a process's goroutines
+// get none of another's processors, and the caller that waits in
+// Synchronize beside its channels' runners needs one. Measured on the
+// 16-core Xeon, 8 processes of 2 processors each (docs/PERFORMANCE.md
+// 12t): 2 channels a rank, which fit the host exactly, took 0.9-8 ms
+// per Ring/Simple allreduce of 2 KiB-1 MiB, unfolded or folded onto 2
+// drivers, against 13-20 us on one channel.
+func (w *world) drivers(nCh, procs int) int {
+	if w.job == nil {
+		return foldDrivers(w.n, nCh, procs)
+	}
+	if w.n <= 1 || w.foldProcs == 0 {
+		return 0
+	}
+	return driversFor(len(w.local), nCh, w.foldProcs)
 }
 
 // foldOff is set only by tests of the unfolded channels on a host where
@@ -175,6 +222,11 @@ func (ch *channel) driveFolded(live []*foldPart, pl *plan) []*foldPart {
 		}
 		if waited < pl.spin+d.YieldFor {
 			runtime.Gosched()
+			if c.w.job != nil {
+				// The peers may be other processes waiting for this
+				// core: Gosched yields only to this process's goroutines.
+				shm.Yield()
+			}
 			c.kickFolded(live, kickAfterFold)
 			continue
 		}

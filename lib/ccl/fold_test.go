@@ -31,6 +31,30 @@ func TestFoldDrivers(t *testing.T) {
 	}
 }
 
+// TestProcessFolding: a process of a world across processes folds its
+// ranks' channels past its usable processors less one (at least one
+// runner), whatever the world's size, unless the host's processes
+// outnumber its processors; a lone rank of its process folds too.
+func TestProcessFolding(t *testing.T) {
+	for _, c := range []struct{ gomaxprocs, cpus, hostProcesses, hostProcs, want int }{
+		{1, 16, 16, 16, 1}, {2, 16, 8, 16, 1}, {4, 16, 4, 16, 3}, {16, 16, 1, 16, 15}, {32, 16, 2, 16, 15},
+		{8, 2, 2, 2, 1}, {3, 0, 1, 0, 2},
+		{1, 2, 3, 2, 0}, {1, 2, 4, 2, 0}, {1, 16, 17, 16, 0}, // processes past the host's processors
+	} {
+		if got := processFoldProcs(c.gomaxprocs, c.cpus, c.hostProcesses, c.hostProcs); got != c.want {
+			t.Errorf("processFoldProcs(%d, %d, %d processes, %d processors) = %d, want %d",
+				c.gomaxprocs, c.cpus, c.hostProcesses, c.hostProcs, got, c.want)
+		}
+	}
+	for _, c := range []struct{ ranks, nCh, procs, want int }{
+		{1, 2, 1, 1}, {1, 4, 3, 3}, {1, 3, 3, 0}, {2, 4, 3, 1}, {2, 2, 4, 0}, {1, 1, 1, 0},
+	} {
+		if got := driversFor(c.ranks, c.nCh, c.procs); got != c.want {
+			t.Errorf("driversFor(%d, %d, %d) = %d, want %d", c.ranks, c.nCh, c.procs, got, c.want)
+		}
+	}
+}
+
 // withFolding runs fn with folding on or off.
 func withFolding(on bool, fn func()) {
 	old := foldOff.Swap(!on)

@@ -142,7 +142,7 @@ func (c *Comm) launch(tasks []task) error {
 	}
 	pl.seq = c.enqueued
 	procs, runners, posts := c.w.freeProcs(), int(n), len(pl.work)
-	if d := foldDrivers(c.Size(), int(n), procs); d > 0 {
+	if d := c.w.drivers(int(n), procs); d > 0 {
 		// d runners per rank: those of channels 0 to d-1, whatever
 		// channels have work.
 		pl.drivers, runners, posts = d, d, d

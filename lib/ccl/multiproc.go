@@ -578,6 +578,13 @@ func initJob(nranks int, id UniqueID, set settings, link *bootstrap.Client) ([]*
 	}
 	w := newWorld(nranks, set, peers, hp, cores)
 	w.spinProcs = spinProcs(w.procs, runtime.GOMAXPROCS(0), nranks, len(procs[j.self].Ranks))
+	hostProcesses := 0
+	for _, p := range procs {
+		if p.HostID == procs[j.self].HostID {
+			hostProcesses++
+		}
+	}
+	w.foldProcs = processFoldProcs(runtime.GOMAXPROCS(0), cpuCount(), hostProcesses, hp)
 	if !w.realHosts {
 		w.board = j.board(nranks)
 	}

@@ -35,8 +35,9 @@ type mpJob struct {
 	Scenario string
 	ShmDir   string
 	Timeout  time.Duration // the scenario's Config.Timeout, when set
-	// Procs > 0 plays a host of that many processors (the worlds'
-	// spinProcs): to make plans fold, or not, whatever this host has.
+	// Procs > 0 plays a process of that many processors less one (the
+	// worlds' foldProcs): to make plans fold, or not, whatever this host
+	// has.
 	Procs int
 }
 
@@ -46,9 +47,9 @@ type mpCell struct {
 	NCh, PerHost int
 	Colls        []Coll
 	Sample       int
-	// Procs > 0 plays a host of that many processors (as mpJob.Procs);
-	// Drivers is then the drivers per rank its plans must fold onto (0:
-	// none).
+	// Procs > 0 plays a process of that many processors less one (as
+	// mpJob.Procs); Drivers is then the drivers per rank its plans must
+	// fold onto (0: none).
 	Procs, Drivers int
 }
 
@@ -75,7 +76,7 @@ type jobSpec struct {
 	cells          []mpCell
 	scenario       string
 	rankTimeout    time.Duration // the scenario's Config.Timeout (0: its own)
-	hostProcs      int           // mpJob.Procs
+	foldProcs      int           // mpJob.Procs
 	// place, when set, adapts process p's command: its host id, or the
 	// network namespace it runs in.
 	place func(p int, cmd *exec.Cmd)
@@ -98,7 +99,7 @@ func startJob(t *testing.T, spec jobSpec) *mpRun {
 	r := &mpRun{t: t, dir: t.TempDir()}
 	ids := newRoots(t, max(len(spec.cells), 1))
 	for p := range spec.procs {
-		job := mpJob{IDs: ids, NRanks: n, Cells: spec.cells, Scenario: spec.scenario, ShmDir: r.dir, Timeout: spec.rankTimeout, Procs: spec.hostProcs}
+		job := mpJob{IDs: ids, NRanks: n, Cells: spec.cells, Scenario: spec.scenario, ShmDir: r.dir, Timeout: spec.rankTimeout, Procs: spec.foldProcs}
 		for k := range spec.perProc {
 			job.Ranks = append(job.Ranks, p*spec.perProc+k)
 		}
@@ -325,7 +326,7 @@ func TestMultiProcChild(t *testing.T) {
 			t.Fatalf("cell %d (%+v): %v", i, cell, err)
 		}
 		if cell.Procs > 0 {
-			comms[0].w.spinProcs = cell.Procs // before any launch reads it
+			comms[0].w.foldProcs = cell.Procs // before any launch reads it
 		}
 		var protoOf proto.Protocol
 		for _, p := range proto.All() {
@@ -341,8 +342,8 @@ func TestMultiProcChild(t *testing.T) {
 			}
 			if cell.Procs > 0 {
 				if got := comms[0].lastFoldDrivers.Load(); got != int32(cell.Drivers) {
-					t.Errorf("%d ranks x %d channels on %d processors: plans folded on %d drivers, want %d",
-						job.NRanks, cell.NCh, cell.Procs, got, cell.Drivers)
+					t.Errorf("%d ranks x %d channels, %d processors: plans folded on %d drivers, want %d",
+						len(job.Ranks), cell.NCh, cell.Procs, got, cell.Drivers)
 				}
 			}
 		})
@@ -443,7 +444,7 @@ func mpScenario(t *testing.T, job mpJob, ids []UniqueID) {
 					return
 				}
 				if job.Procs > 0 {
-					comms[0].w.spinProcs = job.Procs
+					comms[0].w.foldProcs = job.Procs
 				}
 				// Pairs (rank, 1): one on a host of its own (channel 0
 				// alone has work), 64 KiB of them on a played one, so
@@ -486,7 +487,7 @@ func mpScenario(t *testing.T, job mpJob, ids []UniqueID) {
 						}
 					}
 				}
-				if folded := comms[0].lastFolded.Load() != 0; job.Procs > 0 && folded != (job.Procs < 2*job.NRanks) {
+				if folded := comms[0].lastFolded.Load() != 0; job.Procs > 0 && folded != (job.Procs < 2*len(job.Ranks)) {
 					fmt.Printf("RESULT %s/%s: plans folded %v on %d processors\n", algo, pr, folded, job.Procs)
 					return
 				}
@@ -596,14 +597,14 @@ func TestMultiProcRankDies(t *testing.T) {
 
 // TestMultiProcOneDriver: each process drives its two ranks from one
 // goroutine; progress needs the remote kick (see the "onedriver" child).
-// With the plans folded (a host of 2 processors for 4 ranks x 2
-// channels), channel 1's part runs on channel 0's driver, and a kick of
-// channel 1 from the other process must reach that driver.
+// With the plans folded (processes of 2 processors for 2 ranks x 2
+// channels each), channel 1's part runs on channel 0's driver, and a kick
+// of channel 1 from the other process must reach that driver.
 func TestMultiProcOneDriver(t *testing.T) {
-	for _, procs := range []int{0, 2, 8} { // 0: this host's own
+	for _, procs := range []int{0, 2, 4} { // 0: this process's own
 		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
 			// Four ids: one job per algorithm and protocol.
-			outs, errs := startJob(t, jobSpec{procs: 2, perProc: 2, cells: make([]mpCell, 4), scenario: "onedriver", hostProcs: procs}).wait(time.Minute)
+			outs, errs := startJob(t, jobSpec{procs: 2, perProc: 2, cells: make([]mpCell, 4), scenario: "onedriver", foldProcs: procs}).wait(time.Minute)
 			for p := range outs {
 				if errs[p] != nil {
 					t.Errorf("process %d: %v\n%s", p, errs[p], outs[p])
@@ -617,15 +618,15 @@ func TestMultiProcOneDriver(t *testing.T) {
 }
 
 // TestMultiProcFolded runs the matrix, sampled, across processes with
-// plans folded: each process plays a host of fewer processors than its
-// world's ranks x channels, so every rank's channels run on 1 or 2
-// drivers whose parts' bells relay to the drivers' bells.
+// plans folded: each process plays fewer processors than its ranks x
+// channels, so every rank's channels run on 1 or 2 drivers whose parts'
+// bells relay to the drivers' bells.
 func TestMultiProcFolded(t *testing.T) {
-	layouts := []struct{ procs, per, nch, hostProcs, drivers int }{
-		{2, 1, 3, 2, 1},  // one driver a rank
-		{2, 2, 4, 8, 2},  // channels 0, 2 and 1, 3 on two drivers
-		{3, 1, 3, 4, 1},  // odd ranks and channels
-		{2, 1, 2, 64, 0}, // fits: nothing folds
+	layouts := []struct{ procs, per, nch, foldProcs, drivers int }{
+		{2, 1, 3, 1, 1}, // one driver a rank
+		{2, 2, 4, 4, 2}, // channels 0, 2 and 1, 3 on two drivers
+		{3, 1, 3, 2, 2}, // odd ranks and channels: channels 0, 2 and 1
+		{2, 1, 2, 8, 0}, // fits: nothing folds
 	}
 	for li, l := range layouts {
 		var cells []mpCell
@@ -633,14 +634,14 @@ func TestMultiProcFolded(t *testing.T) {
 		for _, p := range proto.All() {
 			for _, algo := range []string{"Ring", "Tree"} {
 				k++
-				c := mpCell{Proto: p.String(), Algo: algo, NCh: l.nch, Sample: k, Colls: matrixColls, Procs: l.hostProcs, Drivers: l.drivers}
+				c := mpCell{Proto: p.String(), Algo: algo, NCh: l.nch, Sample: k, Colls: matrixColls, Procs: l.foldProcs, Drivers: l.drivers}
 				if algo == "Tree" {
 					c.Colls = []Coll{CollAllReduce}
 				}
 				cells = append(cells, c)
 			}
 		}
-		t.Run(fmt.Sprintf("procs=%d/ranks=%d/ch=%d/host=%d", l.procs, l.per, l.nch, l.hostProcs), func(t *testing.T) {
+		t.Run(fmt.Sprintf("procs=%d/ranks=%d/ch=%d/fold=%d", l.procs, l.per, l.nch, l.foldProcs), func(t *testing.T) {
 			outs, errs := runJob(t, l.procs, l.per, cells, "", 4*time.Minute)
 			for p, err := range errs {
 				if err != nil {
