@@ -177,15 +177,17 @@ func TestSpinProcs(t *testing.T) {
 }
 
 // The automatic channel count across processes: the host's processors per
-// rank on it, no more than process 0's processors per rank, 1 to 4.
+// rank on it, no more than process 0's processors less one per rank (past
+// them its channels would fold), 1 to 4.
 func TestAutoChannels(t *testing.T) {
 	for _, c := range []struct{ hostProcs, hostRanks, leadProcs, leadRanks, want int }{
-		{16, 4, 4, 1, 4},  // 4 processes bound to 4 processors each
+		{16, 4, 4, 1, 3},  // 4 processes bound to 4 processors each
 		{16, 16, 1, 1, 1}, // 16 bound to one each
-		{16, 8, 2, 1, 2},  // 8 bound to two each
+		{16, 8, 2, 1, 1},  // 8 bound to two each
 		{16, 2, 16, 1, 4}, // 2 unbound: at most 4
+		{16, 2, 8, 1, 4},  // 2 bound to 8 each
 		{2, 4, 1, 1, 1},   // oversubscribed: at least 1
-		{16, 4, 16, 4, 4}, // one process of 4 ranks... and others
+		{16, 4, 16, 4, 3}, // one process of 4 ranks... and others
 		{16, 8, 4, 4, 1},  // process 0 holds 4 ranks on 4 processors
 		{64, 8, 64, 8, 4},
 	} {

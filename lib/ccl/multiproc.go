@@ -251,12 +251,15 @@ func offerOf(s settings) offer {
 // autoChannels is the automatic channel count of a job across processes:
 // the host's processors shared by the ranks on it (channel goroutines
 // beyond the cores only wait for each other), and no more channels than
-// process 0 has processors (GOMAXPROCS) for each of its ranks, at most 4.
-// Measured on the 16-core Xeon, 4 processes bound to 4 cores each, 32 and
-// 128 MiB allreduce: 14.8 and 55.3 ms with 1 channel, 7.2 and 27.0 with 4
-// (docs/PERFORMANCE.md 12n).
+// process 0 gives each of its ranks before they fold (its processors,
+// GOMAXPROCS, less one: processFoldProcs), at most 4. Measured on the
+// 16-core Xeon, 4 processes bound to 4 cores each, 32 and 128 MiB
+// allreduce: 14.8 and 55.3 ms with 1 channel, 7.2 and 27.0 with 4
+// (docs/PERFORMANCE.md 12n); 4 channels there, which fill each process's
+// processors, collapsed to 0.9-2.3 ms at 2 KiB-1 MiB, and 3 ran as fast
+// as 4 from 1 MiB (12t).
 func autoChannels(hostProcs, hostRanks, leadProcs, leadRanks int) int {
-	return max(1, min(4, hostProcs/max(hostRanks, 1), leadProcs/max(leadRanks, 1)))
+	return max(1, min(4, hostProcs/max(hostRanks, 1), max(leadProcs-1, 1)/max(leadRanks, 1)))
 }
 
 // hostProcs is the processor count the cost model assumes for a job
