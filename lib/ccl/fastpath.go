@@ -152,7 +152,7 @@ func (c *Comm) buildFast(t *task) bool {
 	f := &c.fast
 	f.work = collWork{coll: t.coll, algo: d.algo, proto: d.proto, kernel: t.kernel, elt: t.elt, in: t.send, out: t.recv,
 		count: t.count, root: t.root, partCount: t.count, inPlace: t.inPlace,
-		os: oneShotWork{rounds: 1, roundElems: elems}}
+		os: oneShotWork{rounds: 1, roundElems: elems, plain: plainPosts(t.coll, d.algo, t.count, elems, t.elt)}}
 	f.gen = c.shape.gen
 	c.last = Choice{Coll: t.coll, Algo: oneShotName, Proto: llName, NChannels: 1, Bytes: nBytes,
 		NHosts: c.w.nHosts, BuffSize: d.buff, Source: d.source}

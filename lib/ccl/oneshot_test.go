@@ -11,6 +11,7 @@ import (
 	"github.com/gccl/gccl/lib/oneshot"
 	"github.com/gccl/gccl/lib/proto"
 	"github.com/gccl/gccl/lib/reduce"
+	"github.com/gccl/gccl/lib/tuning"
 )
 
 // oneShotColls are the collectives with a one-shot schedule.
@@ -53,6 +54,59 @@ func TestMatrixOneShot(t *testing.T) {
 				t.Errorf("last choice %+v, want OneShot/LL on one channel", got)
 			}
 		})
+	}
+}
+
+// TestMatrixOneShotPosts runs part of the one-shot matrix with every post
+// plain (the least plain post 0 bytes) and with every post in LL lines,
+// whatever its size: both forms give the exact results, in place and out.
+func TestMatrixOneShotPosts(t *testing.T) {
+	defer plainMinBytes.Store(plainMinBytes.Load())
+	for _, form := range []struct {
+		name string
+		min  int64
+	}{{"plain", 0}, {"LL", math.MaxInt64}} {
+		plainMinBytes.Store(form.min)
+		for _, n := range []int{2, 3, 5} {
+			t.Run(fmt.Sprintf("%s/n=%d", form.name, n), func(t *testing.T) {
+				comms := initT(t, n, Config{Algo: "OneShot"})
+				var cases []matrixCase
+				eachCollTypeOp(oneShotColls, func(coll Coll, dt DataType, op reduce.Op, k int) {
+					if (k+n)%3 != 0 {
+						return
+					}
+					for si, count := range oneShotCounts(dt.Size())[:5] {
+						for _, inPlace := range []bool{false, true} {
+							cases = append(cases, matrixCase{coll: coll, dt: dt, op: op, count: count, root: (si + k) % n, inPlace: inPlace})
+						}
+					}
+				})
+				runCases(t, comms, cases)
+			})
+		}
+	}
+}
+
+// TestPlainPosts: which one-shot posts go plain.
+func TestPlainPosts(t *testing.T) {
+	for _, c := range []struct {
+		coll                   Coll
+		a                      tuning.Algo
+		count, roundElems, elt int
+		want                   bool
+	}{
+		{CollAllReduce, tuning.OneShot, 64, 4096, 4, true},    // 256 B
+		{CollAllReduce, tuning.OneShot, 63, 4096, 4, false},   // 252 B: LL lines
+		{CollAllReduce, tuning.OneShot, 9000, 4096, 4, true},  // rounds of 16 KiB
+		{CollAllReduce, tuning.TwoShot, 9000, 4096, 4, false}, // the two-shot posts LL lines
+		{CollReduceScatter, tuning.OneShot, 4096, 1024, 4, false},
+		{CollAllGather, tuning.OneShot, 64, 4096, 8, true},
+		{CollBroadcast, tuning.OneShot, 1024, 16384, 1, true},
+		{CollReduce, tuning.OneShot, 16, 2048, 8, false}, // 128 B
+	} {
+		if got := plainPosts(c.coll, c.a, c.count, c.roundElems, c.elt); got != c.want {
+			t.Errorf("plainPosts(%s, %s, %d, %d, %d) = %v, want %v", c.coll, c.a, c.count, c.roundElems, c.elt, got, c.want)
+		}
 	}
 }
 

@@ -12,6 +12,7 @@ package oneshot
 
 import (
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/gccl/gccl/lib/proto"
 )
@@ -29,8 +30,12 @@ const (
 
 	slotWords = RoundBytes / LineBytes * 2
 	ackWords  = 8 // the ack word, alone on its cache line
+	// A plain slot: its flag word alone on a cache line, then up to
+	// RoundBytes of payload as is (see PutPlain).
+	plainFlagWords = 8
+	plainSlotWords = plainFlagWords + RoundBytes/8
 	// RankWords is the size of one rank's part in 8-byte words.
-	RankWords = ackWords + Slots*slotWords
+	RankWords = ackWords + Slots*slotWords + Slots*plainSlotWords
 	// RankBytes is RankWords in bytes.
 	RankBytes = RankWords * 8
 
@@ -45,6 +50,7 @@ const (
 type Board struct {
 	parts [][]uint64        // per rank: RankWords words
 	slots [][Slots][]uint64 // per rank, its parts' slots, sliced once
+	plain [][Slots][]uint64 // per rank, its plain slots (flag line, payload)
 	// flagMask keeps the low bits of a round's sequence as its flag;
 	// tests shrink it to make the flags wrap within a few hundred rounds.
 	flagMask uint64
@@ -60,12 +66,15 @@ func NewBoard(parts [][]uint64) *Board {
 		}
 	}
 	slots := make([][Slots][]uint64, len(parts))
+	plain := make([][Slots][]uint64, len(parts))
 	for r, p := range parts {
 		for k := range Slots {
 			slots[r][k] = p[ackWords+k*slotWords : ackWords+(k+1)*slotWords]
+			at := ackWords + Slots*slotWords + k*plainSlotWords
+			plain[r][k] = p[at : at+plainSlotWords]
 		}
 	}
-	return &Board{parts: parts, slots: slots, flagMask: 0xffffffff, clean: cleanPeriod}
+	return &Board{parts: parts, slots: slots, plain: plain, flagMask: 0xffffffff, clean: cleanPeriod}
 }
 
 // Lines is the LL lines n payload bytes take.
@@ -160,6 +169,49 @@ func (b *Board) Prefetch(r int, seq uint64, off, lines int) {
 // slower (2.51 against 2.02 us), the hint racing the writer through its
 // lines.
 const MaxPrefetch = 2
+
+// Plain posts: a round's payload as is in a slot of its own, then one flag
+// word, the round's whole sequence (so it never wraps), stored after the
+// payload. A reader that sees the flag reads the payload where it lies:
+// no flag per line to write or check, half the bytes of LL lines through
+// the caches, and the reduction reads the post directly. The price is a
+// second dependent miss (the flag, then the payload), which LL lines
+// avoid: plain posts pay from a few hundred bytes on (lib/ccl picks).
+// Plain and LL posts use separate memory, so a payload's bits can never
+// pass for an LL flag.
+
+// PlainMax is the most payload bytes one plain post holds.
+const PlainMax = RoundBytes
+
+// PutPlain copies data as rank r's plain post of round seq, from byte off
+// on (off+len(data) <= PlainMax). The caller publishes the round after its
+// Puts (PublishPlain), and makes a full barrier before it looks at its
+// readers' sleeping words, as for LL posts.
+func (b *Board) PutPlain(r int, seq uint64, off int, data []byte) {
+	copy(b.plainPayload(r, seq)[off:], data)
+}
+
+// PublishPlain ends rank r's plain post of round seq: its flag, after the
+// payload.
+func (b *Board) PublishPlain(r int, seq uint64) {
+	atomic.StoreUint64(&b.plain[r][seq%Slots][0], seq)
+}
+
+// PlainArrived reports whether rank r's plain post of round seq is there.
+func (b *Board) PlainArrived(r int, seq uint64) bool {
+	return atomic.LoadUint64(&b.plain[r][seq%Slots][0]) == seq
+}
+
+// Plain is rank r's plain post of round seq, bytes [off, off+n): read it
+// only after PlainArrived, and only until the round is acknowledged.
+func (b *Board) Plain(r int, seq uint64, off, n int) []byte {
+	return b.plainPayload(r, seq)[off : off+n]
+}
+
+func (b *Board) plainPayload(r int, seq uint64) []byte {
+	w := b.plain[r][seq%Slots][plainFlagWords:]
+	return unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), PlainMax)
+}
 
 // Ack records that rank r has read everything it needs of round seq.
 // Written by rank r's runner only; read by the ranks it read from.
