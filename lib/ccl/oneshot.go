@@ -609,12 +609,23 @@ func (ch *channel) reducePlain(w *collWork, rd oneShotRound, own, out []byte) er
 	if err != nil {
 		return err
 	}
-	if k.Op() == reduce.PreMulSum { // every rank's input is scaled, rank 0's too
+	next := 1
+	switch {
+	case k.Op() == reduce.PreMulSum: // every rank's input is scaled, rank 0's too
 		k.Pre(out, p)
-	} else {
+	case n == 1:
 		prims.CopyUnlessSame(out, p)
+	default:
+		// The first two parts reduce into out in one pass, not a copy
+		// and then a reduction.
+		p1, err := part(1)
+		if err != nil {
+			return err
+		}
+		k.Reduce(out, p, p1, n == 2)
+		next = 2
 	}
-	for r := 1; r < n; r++ {
+	for r := next; r < n; r++ {
 		if p, err = part(r); err != nil {
 			return err
 		}
