@@ -581,6 +581,9 @@ func initJob(nranks int, id UniqueID, set settings, link *bootstrap.Client) ([]*
 	}
 	w := newWorld(nranks, set, peers, hp, cores)
 	w.spinProcs = spinProcs(w.procs, runtime.GOMAXPROCS(0), nranks, len(procs[j.self].Ranks))
+	// This host's processes against hp, the processors of process 0's
+	// host: the same host unless the job spans hosts, whose machines are
+	// alike in practice.
 	hostProcesses := 0
 	for _, p := range procs {
 		if p.HostID == procs[j.self].HostID {
