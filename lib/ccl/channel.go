@@ -156,10 +156,10 @@ func (ch *channel) kick() {
 	if ch.pending() && ch.running.Load() == 0 {
 		ch.idle.Wake()
 	}
-	if c := ch.comm; c.lastFolded.Load() > c.finished.Load() {
-		// A folded plan runs this channel's part on its driver's channel.
-		if d := int(c.lastFoldDrivers.Load()); d > 0 && ch.id >= d {
-			c.channels[ch.id%d].kick()
+	// A folded plan runs this channel's part on its driver's channel.
+	if c := ch.comm; c.fold != nil { // set before any kick; nil only mid-construction
+		if d, ok := c.fold.driverOf(ch.id, c.finished.Load()); ok {
+			c.channels[d].kick()
 		}
 	}
 }

@@ -328,17 +328,14 @@ type Comm struct {
 	// finished counts plans whose every channel is done. Written (Add) by
 	// the channel goroutine that finishes a plan last; read by Synchronize.
 	finished atomic.Uint64
-	// lastFolded is the stream position of the last folded plan. Written
-	// by the enqueuing goroutine before it posts the plan; read by peers'
-	// kicks, which go to the kicked channel's driver while it is
-	// unfinished.
-	lastFolded atomic.Uint64
-	// lastFoldDrivers is the drivers per rank of the last folded plan:
-	// written before lastFolded, read after it.
-	lastFoldDrivers atomic.Int32
-	progress        *opCounters   // enqueued/finished in shared memory (a job across processes), else nil
-	syncWaiter      *proto.Waiter // wakes Synchronize; no timeout (work times out)
-	stop            *proto.Abort  // triggered by Destroy: channel goroutines exit when idle
+	// fold marks the last folded plan, for kicks (foldMark): ownFold, or
+	// the rank's shared counters across processes, where other processes'
+	// kicks read it too.
+	fold       *foldMark
+	ownFold    foldMark
+	progress   *opCounters   // enqueued/finished in shared memory (a job across processes), else nil
+	syncWaiter *proto.Waiter // wakes Synchronize; no timeout (work times out)
+	stop       *proto.Abort  // triggered by Destroy: channel goroutines exit when idle
 }
 
 // InitAll creates n communicators in this process, one per rank (the
@@ -430,11 +427,13 @@ func (w *world) start(ranks []int, j *job) {
 		c.ringConns = make([][proto.NumProtocols]*ringConn, set.maxCh)
 		c.treeConns = make([][proto.NumProtocols]*prims.TreeEnds, set.maxCh)
 		c.syncWaiter = proto.NewWaiter(w.abort, 0)
+		c.fold = &c.ownFold
 		for ch := 0; ch < set.maxCh; ch++ {
 			c.channels = append(c.channels, newChannel(c, ch))
 		}
 		if j != nil {
 			c.progress = j.rankProgress(r)
+			c.fold = &c.progress.fold
 			rank := r
 			c.stop.OnTrigger(func() { j.ringIdle(rank) })
 		}

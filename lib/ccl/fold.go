@@ -89,6 +89,34 @@ func (w *world) drivers(nCh, procs int) int {
 // they would fold (written by the test, read by every launch).
 var foldOff atomic.Bool
 
+// foldMark is a communicator's last folded plan: while it is unfinished,
+// a kick of channel ch must reach the channel whose goroutine drives ch's
+// part. Written by the enqueuing goroutine at a folded plan's launch
+// (drivers first); read by kicks, in this process or (in shared memory)
+// another.
+type foldMark struct {
+	plan    atomic.Uint64 // the plan's stream position
+	drivers atomic.Int32  // its drivers per rank
+}
+
+func (m *foldMark) mark(plan uint64, drivers int) {
+	m.drivers.Store(int32(drivers))
+	m.plan.Store(plan)
+}
+
+// driverOf is the channel that drives channel ch's part while the marked
+// plan is unfinished (finished plans: finished), if not ch itself.
+func (m *foldMark) driverOf(ch int, finished uint64) (int, bool) {
+	if m.plan.Load() <= finished {
+		return 0, false
+	}
+	d := int(m.drivers.Load())
+	if d <= 0 || ch < d {
+		return 0, false
+	}
+	return ch % d, true
+}
+
 // foldPart is one channel's coroutine and the wait it is suspended in. All
 // of it is owned by the goroutine that drives the part (the holder of its
 // driver channel's running flag, for one plan at a time: plans start only

@@ -80,7 +80,7 @@ func TestMatrixUnfolded(t *testing.T) {
 					must(t, err)
 					runCases(t, comms, matrixCases(matrixColls, n, p, cell, true))
 					for _, c := range comms {
-						if c.lastFolded.Load() != 0 {
+						if c.fold.plan.Load() != 0 {
 							t.Errorf("n=%d %s ch=%d: a plan folded with folding off", n, p, nch)
 						}
 						c.Destroy()
@@ -100,7 +100,7 @@ func TestMatrixUnfolded(t *testing.T) {
 		b := make([]byte, 1<<16)
 		must(t, c.AllReduce(b, b, len(b)/4, Float32, Sum))
 		must(t, c.Synchronize())
-		if c.lastFolded.Load() != 1 {
+		if c.fold.plan.Load() != 1 {
 			t.Errorf("rank %d: the plan did not fold", c.Rank())
 		}
 	})
@@ -139,7 +139,7 @@ func TestFoldedOneThreadDrivesAllRanks(t *testing.T) {
 						}
 					}
 				}
-				if comms[0].lastFolded.Load() == 0 {
+				if comms[0].fold.plan.Load() == 0 {
 					t.Fatal("the plans did not fold")
 				}
 			}
@@ -204,9 +204,32 @@ func TestFoldedSeveralDrivers(t *testing.T) {
 			comms[0].w.spinProcs = c.procs + int(liveRanks.Load()) - c.n // less what other tests' worlds take
 			cases := matrixCases(matrixColls, c.n, p, cell, true)
 			runCases(t, comms, cases)
-			if got := comms[0].lastFoldDrivers.Load(); got != int32(c.drivers) {
+			if got := comms[0].fold.drivers.Load(); got != int32(c.drivers) {
 				t.Errorf("%d ranks x %d channels on %d processors, %s: last plan folded on %d drivers, want %d",
 					c.n, c.nch, c.procs, p, got, c.drivers)
+			}
+		}
+	}
+}
+
+// TestFoldMarkDriverOf: while the marked plan is unfinished, channel ch
+// of a plan folded onto d drivers is driven by channel ch mod d, and the
+// drivers drive themselves; before any mark, and once the plan finished,
+// nothing is redirected.
+func TestFoldMarkDriverOf(t *testing.T) {
+	var m foldMark
+	if _, ok := m.driverOf(3, 0); ok {
+		t.Fatal("an unmarked communicator redirected a kick")
+	}
+	for d := 1; d <= 8; d++ {
+		m.mark(10, d)
+		for ch := 0; ch < 32; ch++ {
+			got, ok := m.driverOf(ch, 9)
+			if want := ch >= d; ok != want || ok && got != ch%d {
+				t.Fatalf("%d drivers, channel %d: driverOf = %d, %v; want %d, %v", d, ch, got, ok, ch%d, want)
+			}
+			if _, ok := m.driverOf(ch, 10); ok {
+				t.Fatalf("%d drivers, channel %d: redirected after the plan finished", d, ch)
 			}
 		}
 	}

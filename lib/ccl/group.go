@@ -149,12 +149,7 @@ func (c *Comm) launch(tasks []task) error {
 		for i := range d {
 			pl.work[i].plan = pl
 		}
-		c.lastFoldDrivers.Store(int32(d))
-		c.lastFolded.Store(pl.seq)
-		if c.progress != nil { // for the kicks of other processes
-			c.progress.foldDrivers.Store(int32(d))
-			c.progress.lastFolded.Store(pl.seq)
-		}
+		c.fold.mark(pl.seq, d)
 	}
 	pl.spin, pl.noBackOff = planSpin(runners*c.Size(), procs)
 	c.lastSpin = pl.spin

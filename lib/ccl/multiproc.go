@@ -408,13 +408,12 @@ func (j *job) rankProgress(r int) *opCounters {
 
 // opCounters mirror a communicator's stream in shared memory, for the hang
 // dump of any process: enqueued is written by the rank's calling
-// goroutine, finished by its channel goroutines; read by dumps. lastFolded
-// and foldDrivers mirror Comm's (written by the calling goroutine,
-// foldDrivers first), for the kicks of other processes (kickRemote).
+// goroutine, finished by its channel goroutines; read by dumps. fold is
+// the communicator's fold mark (Comm.fold), read by the kicks of other
+// processes too (remoteKick).
 type opCounters struct {
 	enqueued, finished atomic.Uint64
-	lastFolded         atomic.Uint64
-	foldDrivers        atomic.Int32
+	fold               foldMark
 }
 
 // progress is a channel's record of its current wait: written by the
@@ -490,16 +489,14 @@ func (j *job) remoteKick(r, ch int) func() {
 		return kick // its own driver whenever it folds
 	}
 	oc := j.rankProgress(r)
-	drivers := make([]func(), ch) // by driver count d: channel ch%d's kick
-	for d := 1; d <= ch; d++ {
-		drivers[d-1] = j.kickChannel(r, ch%d)
+	drivers := make([]func(), ch) // the kicks of the channels that may drive ch
+	for d := range drivers {
+		drivers[d] = j.kickChannel(r, d)
 	}
 	return func() {
 		kick()
-		if oc.lastFolded.Load() > oc.finished.Load() {
-			if d := int(oc.foldDrivers.Load()); d > 0 && d <= ch {
-				drivers[d-1]()
-			}
+		if d, ok := oc.fold.driverOf(ch, oc.finished.Load()); ok {
+			drivers[d]()
 		}
 	}
 }

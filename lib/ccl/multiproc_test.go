@@ -341,7 +341,7 @@ func TestMultiProcChild(t *testing.T) {
 				t.Errorf("the one-shot ran across %d hosts", comms[0].NHosts())
 			}
 			if cell.Procs > 0 {
-				if got := comms[0].lastFoldDrivers.Load(); got != int32(cell.Drivers) {
+				if got := comms[0].fold.drivers.Load(); got != int32(cell.Drivers) {
 					t.Errorf("%d ranks x %d channels, %d processors: plans folded on %d drivers, want %d",
 						len(job.Ranks), cell.NCh, cell.Procs, got, cell.Drivers)
 				}
@@ -487,7 +487,7 @@ func mpScenario(t *testing.T, job mpJob, ids []UniqueID) {
 						}
 					}
 				}
-				if folded := comms[0].lastFolded.Load() != 0; job.Procs > 0 && folded != (job.Procs < 2*len(job.Ranks)) {
+				if folded := comms[0].fold.plan.Load() != 0; job.Procs > 0 && folded != (job.Procs < 2*len(job.Ranks)) {
 					fmt.Printf("RESULT %s/%s: plans folded %v on %d processors\n", algo, pr, folded, job.Procs)
 					return
 				}
@@ -762,10 +762,10 @@ func TestRemoteKickFollowsTheFold(t *testing.T) {
 		{2, 3, false, []int{3}},
 		{0, 3, true, []int{3}},
 	} {
-		oc.foldDrivers.Store(int32(c.drivers))
-		oc.lastFolded.Store(finished)
+		oc.fold.drivers.Store(int32(c.drivers))
+		oc.fold.plan.Store(finished)
 		if c.unfinished {
-			oc.lastFolded.Store(finished + 1)
+			oc.fold.plan.Store(finished + 1)
 		}
 		j.remoteKick(1, c.ch)()
 		if got := kicked(); !slices.Equal(got, c.want) {
@@ -773,6 +773,6 @@ func TestRemoteKickFollowsTheFold(t *testing.T) {
 				c.drivers, c.ch, c.unfinished, got, c.want)
 		}
 	}
-	oc.foldDrivers.Store(0)
-	oc.lastFolded.Store(0)
+	oc.fold.drivers.Store(0)
+	oc.fold.plan.Store(0)
 }
