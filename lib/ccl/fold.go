@@ -53,8 +53,9 @@ func driversFor(ranks, nCh, procs int) int {
 // usable processors less one for its callers, at least one; 0 (never
 // fold) when the host's processes outnumber its processors. Each process
 // then runs only part of the time, and the host's scheduler sets the
-// pace: measured on the 2-core VM, 3 and 4 processes of 3-4 channels each
-// took 0.5-2.4 ms per Ring/Simple allreduce folded, 0.1-1.9 ms not
+// pace: measured on the 2-core VM against a build with folding turned
+// off, 3 and 4 processes of 3-4 channels each took 0.5-2.5 ms per
+// Ring/Simple allreduce of 2 KiB-1 MiB folded, 0.09-1.9 ms not
 // (docs/PERFORMANCE.md 12t).
 func processFoldProcs(gomaxprocs, cpus, hostProcesses, hostProcs int) int {
 	if hostProcs > 0 && hostProcesses > hostProcs {
