@@ -95,7 +95,7 @@ var plainMinBytes atomic.Int64
 
 func init() { plainMinBytes.Store(defaultPlainMinBytes) }
 
-const defaultPlainMinBytes = 256
+const defaultPlainMinBytes = oneshot.PlainMinBytes
 
 // oneShot returns the communicator's board state, setting it up on first
 // use (by the calling goroutine, when it plans a one-shot collective).

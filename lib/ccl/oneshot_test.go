@@ -110,6 +110,38 @@ func TestPlainPosts(t *testing.T) {
 	}
 }
 
+// TestPlainPostsPricedAlike: the cost model prices a one-shot as plain
+// posts (tuning.BoardPlain) exactly when the stack posts it plain, for
+// every collective, algorithm, element size, rank count and count around
+// the threshold and the round.
+func TestPlainPostsPricedAlike(t *testing.T) {
+	for _, n := range []int{2, 3, 5, 8} {
+		c := initT(t, n, Config{})[0]
+		for _, coll := range []Coll{CollAllReduce, CollAllGather, CollReduceScatter, CollBroadcast, CollReduce} {
+			tc, _ := tuneColl(coll)
+			for _, a := range []tuning.Algo{tuning.OneShot, tuning.TwoShot} {
+				for _, elt := range []int{1, 2, 4, 8} {
+					for _, bytes := range []int{0, 8, 64, 248, 252, 256, 260, 511, 1024, 16 << 10, 16<<10 + 8, 40 << 10} {
+						count := bytes / elt
+						tk := task{coll: coll, count: count, elt: elt}
+						_, e, err := c.oneShotRounds(&tk, a)
+						if err != nil {
+							continue // no such plan (a two-shot of wide elements on many ranks)
+						}
+						nccl := int64(count * elt) // NCCL's bytes: the whole result for allgather and reducescatter
+						if coll == CollAllGather || coll == CollReduceScatter {
+							nccl *= int64(n)
+						}
+						if got, want := tuning.BoardPlain(tc, a, n, nccl), plainPosts(coll, a, count, e, elt); got != want {
+							t.Errorf("%d ranks, %s %s, %d x %d B: BoardPlain = %v, the stack posts plain = %v", n, coll, a, count, elt, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestOneShotOneThreadDrivesAllRanks: one goroutine enqueues every rank's
 // allreduce, then synchronizes them one by one (nccl-tests' -g N): the
 // posts at enqueue make every result ready without any goroutine hop, and

@@ -27,6 +27,11 @@ const (
 	RoundBytes = 16 << 10
 	// LineBytes is the payload of one LL line (two words).
 	LineBytes = proto.LLDataPerLine
+	// PlainMinBytes is the least round of a post that the stack sends
+	// plain (PutPlain) rather than as LL lines: below it LL lines, which
+	// arrive with their flags in one miss, are as fast or faster (measured
+	// in lib/ccl, plainMinBytes). The cost model prices the two apart.
+	PlainMinBytes = 256
 
 	slotWords = RoundBytes / LineBytes * 2
 	ackWords  = 8 // the ack word, alone on its cache line

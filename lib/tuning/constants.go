@@ -221,16 +221,22 @@ func DefaultConstants() Constants {
 	for l := range c.StepLatUs {
 		c.StepLatUs[l][OneShot][proto.LL] = 0.13
 	}
-	// The read rate is 6 GB/s since the fast path reads a rank's own part
-	// from its input (2 ranks on this VM, in one process: 1 KiB 0.42 us
-	// against 8 B 0.30, ~17 GB/s over the 2 KiB read; the 16-core Xeon's
-	// sweeps, 2-16 ranks to 32 KiB: 2.3-3.5 GB/s). Between the two:
-	// `tune choices` on the Xeon's small sweeps (docs/data/cpu16/s10/small_n*,
-	// docs/data/cpu16/s12/small_n*) 16.2% -> 1.9% and 12.1% -> 4.7% geomean
-	// regret (max 501% -> 47%, 116% -> 96%); this VM's (2 and 4 ranks, 8 B
-	// -32 KiB, two passes) 34.8% -> 32.7%, 16.1% -> 15.8%.
-	c.MaxChannelBwGBs[OneShot][proto.LL] = 6
-	c.twoShotFromOneShot()
+	// The read rate of plain posts (Model.board; from 256 B a post): 12
+	// GB/s, `tune constants` on 2 ranks' one-shot allreduce on this VM
+	// (perf -t 2, 8 B-32 KiB, 2 passes; docs/PERFORMANCE.md 12v) with the
+	// base and the hop held: 12.1 (14.8 with them free, which took them to
+	// the perf loop's 0.43 us). LL posts (below 256 B) read at LL's half of
+	// a channel's rate, which binds below this cap. It was 6 while every
+	// post was LL lines: there the cap never bound (LL's half of 8.55).
+	c.MaxChannelBwGBs[OneShot][proto.LL] = 12
+	// The two-shot posts LL lines at any size: its own constants, those
+	// the one-shot had before plain posts (twoShotFromOneShot, with the
+	// read rate of LL posts, 6 GB/s, halved).
+	c.BaseLatUs[TwoShot][proto.LL] = c.BaseLatUs[OneShot][proto.LL]
+	for l := range c.StepLatUs {
+		c.StepLatUs[l][TwoShot][proto.LL] = c.StepLatUs[l][OneShot][proto.LL]
+	}
+	c.MaxChannelBwGBs[TwoShot][proto.LL] = 3
 	c.OversubStepLatUs = [proto.NumProtocols]float64{proto.LL: 0.498, proto.LL128: 0.405, proto.Simple: 0.611}
 	// The board's hop past the cores, set by hand on this VM's 2 cores
 	// (perf -t N, docs/PERFORMANCE.md 12q). Measured, the hop costs more:
@@ -357,6 +363,8 @@ func (e *ConstantsError) Unwrap() error { return e.Err }
 
 // twoShotFromOneShot sets the two-shot's constants from the one-shot's:
 // the same base and hop (taken twice: Model.board), half the read rate.
+// Only for files fitted before the two-shot existed, whose one-shot read
+// rate was that of LL posts (every post was LL lines then).
 // Measured on the 16-core Xeon (docs/PERFORMANCE.md 12q), 2-16 ranks to
 // 128 KiB: the two-shot read 1.5-4.4 GB/s where the one-shot read 3.5-5.2
 // (small segments from many posts, two waits for the slowest rank).
@@ -408,15 +416,16 @@ func LoadConstants(path string) (Constants, error) {
 // and a version other than ConstantsVersion are errors that name the file
 // (name) and the key path. The result is validated.
 //
-// A file that names no TwoShot constant (one written before the two-shot
-// existed, like a host's fitted constants) prices it from its own OneShot
-// constants, not the defaults': the two run on the same board.
+// A file that names OneShot constants but no TwoShot one (one written
+// before the two-shot existed, like a host's fitted constants) prices it
+// from its own OneShot constants, not the defaults': the two run on the
+// same board. One that names neither keeps the defaults of both.
 func ParseConstants(data []byte, name string) (Constants, error) {
 	c := DefaultConstants()
 	if err := decodeConstants(reflect.ValueOf(&c).Elem(), json.RawMessage(data), "", nil, name); err != nil {
 		return Constants{}, err
 	}
-	if !namesKey(data, TwoShot.String()) {
+	if namesKey(data, OneShot.String()) && !namesKey(data, TwoShot.String()) {
 		c.twoShotFromOneShot()
 	}
 	if err := c.validate(name); err != nil {

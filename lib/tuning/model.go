@@ -176,8 +176,7 @@ func (k *Constants) hostBw() float64 {
 
 // board prices the algorithms of the one-shot board (a = OneShot or
 // TwoShot): one hop (per link kind the ranks span) for OneShot, two for
-// TwoShot, then each rank reads and reduces what it needs of the posts, at
-// one channel's LL rate:
+// TwoShot, then each rank reads and reduces what it needs of the posts:
 //
 //	latency = BaseLatUs[a][LL] + rounds x hops x (hop(Intra) + hop(Inter)), hop = StepLatUs[link][a][LL] + over
 //	rounds  = the board's rounds the operation takes (BoardRounds: 16 KiB of each rank's post a round)
@@ -185,11 +184,20 @@ func (k *Constants) hostBw() float64 {
 //	read    = OneShot: bytes x nRanks (allreduce, reduce: every rank's whole buffer), bytes (allgather,
 //	          reducescatter: nccl-tests' bytes already hold every rank's block; broadcast: the root's);
 //	          TwoShot: 2 x bytes (its block of every post, then every reduced block)
-//	time    = latency + read / (min(ChannelBwGBs[links used] x EffLL, MaxChannelBwGBs[a][LL] if > 0))
+//	rate    = LL posts:    min(ChannelBwGBs[links used] x EffLL, MaxChannelBwGBs[a][LL] if > 0)
+//	          plain posts: MaxChannelBwGBs[a][LL] (ChannelBwGBs[Intra] if 0), at most ChannelBwGBs[Inter]
+//	          across hosts (BoardPlain)
+//	share   = min(1, Cores/perHost) (1 without Cores): ranks past the cores take turns reading
+//	time    = latency + read / (rate x share)
 //
-// The one-shot's cost grows with ranks x bytes, so it wins only at small
-// sizes and few ranks; the two-shot pays a second hop to read less. Past
-// the cores every rank waits for the scheduler (over).
+// Plain posts are the payload as is, read straight from the board in one
+// pass, so no channel's copy rate inside a host bounds them: the cap is
+// their rate
+// (2 ranks on the 2-core VM read 1-16 KiB posts at ~16 GB/s, twice one
+// channel's Simple copy). The one-shot's cost grows with ranks x bytes, so
+// it wins only at small sizes and few ranks; the two-shot pays a second
+// hop to read less. Past the cores every rank waits for the scheduler
+// (over).
 func (m *Model) board(c Coll, a Algo, nRanks, nHosts, perHost int, b float64) (Estimate, bool) {
 	k := &m.C
 	over := 0.0
@@ -210,9 +218,22 @@ func (m *Model) board(c Coll, a Algo, nRanks, nHosts, perHost int, b float64) (E
 		lat += hops * (k.StepLatUs[Inter][a][proto.LL] + over)
 		wire = min(wire, k.ChannelBwGBs[Inter])
 	}
+	limit := k.MaxChannelBwGBs[a][proto.LL]
 	bw := wire * EffLL
-	if limit := k.MaxChannelBwGBs[a][proto.LL]; limit > 0 {
+	switch {
+	case BoardPlain(c, a, nRanks, int64(b)):
+		bw = k.ChannelBwGBs[Intra]
+		if limit > 0 {
+			bw = limit
+		}
+		if nHosts > 1 {
+			bw = min(bw, k.ChannelBwGBs[Inter])
+		}
+	case limit > 0:
 		bw = min(bw, limit)
+	}
+	if k.Cores > 0 && float64(perHost) > k.Cores {
+		bw *= k.Cores / float64(perHost) // ranks past the cores read in turns
 	}
 	read := b
 	switch {
@@ -247,6 +268,23 @@ func BoardRounds(c Coll, a Algo, nRanks int, bytes int64) int64 {
 		return 1
 	}
 	return max((bytes+per-1)/per, 1)
+}
+
+// BoardPlain reports whether the stack posts an operation of bytes
+// (NCCL's, as BoardRounds takes them) with algorithm a on nRanks ranks as
+// plain payloads rather than LL lines (lib/ccl's plainPosts, which decides
+// from the same rule): the one-shot (not the two-shot) allreduce, reduce,
+// allgather and broadcast, when a round of a rank's post holds at least
+// oneshot.PlainMinBytes.
+func BoardPlain(c Coll, a Algo, nRanks int, bytes int64) bool {
+	if a != OneShot || c == ReduceScatter {
+		return false
+	}
+	post := bytes
+	if c == AllGather {
+		post /= int64(max(nRanks, 1)) // each rank posts its block
+	}
+	return min(post, oneshot.RoundBytes) >= oneshot.PlainMinBytes
 }
 
 func finite(e Estimate) bool {

@@ -78,9 +78,15 @@ func TestModelFormula(t *testing.T) {
 	board := k
 	board.BaseLatUs[OneShot][proto.LL] = 1.5
 	board.MaxChannelBwGBs[OneShot][proto.LL] = 0.8
+	plain := board // a plain rate above LL's half of the wire
+	plain.MaxChannelBwGBs[OneShot][proto.LL] = 3
+	plainNoCap := board
+	plainNoCap.MaxChannelBwGBs[OneShot][proto.LL] = 0
 	boardTwo := k // the two-shot's own constants, the one-shot's priced out
 	boardTwo.BaseLatUs[OneShot][proto.LL], boardTwo.BaseLatUs[TwoShot][proto.LL] = 100, 1.5
 	boardTwo.MaxChannelBwGBs[TwoShot][proto.LL] = 0.8
+	boardTwoHigh := boardTwo
+	boardTwoHigh.MaxChannelBwGBs[TwoShot][proto.LL] = 3
 	boardTwoOver := boardTwo
 	boardTwoOver.Cores = 2
 	boardTwoOver.OversubHopLatUs = 2
@@ -121,11 +127,23 @@ func TestModelFormula(t *testing.T) {
 		// on 4 ranks are 4 x 4096 B, 3 of them again, two hops each.
 		{"one-shot in rounds", board, AllReduce, OneShot, proto.LL, 1, 4, 1, 40000, 1.5 + 3*0.5, 0.2 * 1.5, 3 + 160000/(0.8*1e3)},
 		{"two-shot in rounds", boardTwo, AllReduce, TwoShot, proto.LL, 1, 4, 1, 40000, 1.5 + 6*0.5, 0.4 * 1.5, 4.5 + 80000/(0.8*1e3)},
+		// Posts from 256 B are plain (BoardPlain): the cap (3) is their
+		// rate, above LL's half of the wire (1); below, LL's rate binds.
+		// Without a cap plain posts read at the wire's rate (2); across
+		// hosts, at most at the Inter link's (1), after a hop on each link.
+		{"one-shot plain posts", plain, AllReduce, OneShot, proto.LL, 1, 4, 1, 8000, 2, 0.75 * 1.5, 2 + 32000/(3*1e3)},
+		{"one-shot LL posts", plain, AllReduce, OneShot, proto.LL, 1, 4, 1, 200, 2, 0.25 * 1.5, 2 + 800/(1*1e3)},
+		{"one-shot plain, no cap", plainNoCap, AllReduce, OneShot, proto.LL, 1, 4, 1, 8000, 2, 0.5 * 1.5, 2 + 32000/(2*1e3)},
+		{"one-shot plain across hosts", plain, AllReduce, OneShot, proto.LL, 1, 4, 2, 8000, 1.5 + 0.5 + 3, 0.25 * 1.5, 5 + 32000/(1*1e3)},
+		// The two-shot posts LL lines at any size: LL's half of the wire
+		// binds under a higher cap.
+		{"two-shot never plain", boardTwoHigh, AllReduce, TwoShot, proto.LL, 1, 4, 1, 8000, 2.5, 0.5 * 1.5, 2.5 + 16000/(1*1e3)},
 		// The one-shot's allgather reads the result's bytes once.
 		{"one-shot allgather", board, AllGather, OneShot, proto.LL, 1, 4, 1, 8000, 2, 0.8 * 0.75, 2 + 8000/(0.8*1e3)},
 		// Oversubscribed: 4 ranks on 2 cores add OversubHopLatUs (2)
-		// to each of the two-shot's two hops.
-		{"two-shot on 2 cores", boardTwoOver, AllReduce, TwoShot, proto.LL, 1, 4, 1, 8000, 1.5 + 2*2.5, 0.4 * 1.5, 6.5 + 16000/(0.8*1e3)},
+		// to each of the two-shot's two hops, and read in turns: half the
+		// rate each.
+		{"two-shot on 2 cores", boardTwoOver, AllReduce, TwoShot, proto.LL, 1, 4, 1, 8000, 1.5 + 2*2.5, 0.2 * 1.5, 6.5 + 16000/(0.4*1e3)},
 	}
 	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
 	for _, tc := range cases {
@@ -142,7 +160,9 @@ func TestModelFormula(t *testing.T) {
 
 // TestModelMonotoneInBytes: for every collective, algorithm, protocol,
 // shape and channel count, time never falls as bytes grow, and Time is ok
-// exactly where Supports says the algorithm exists.
+// exactly where Supports says the algorithm exists. The one exception is
+// where the one-shot's posts turn plain (BoardPlain): a different
+// mechanism, measured as fast or faster there, so the time starts again.
 func TestModelMonotoneInBytes(t *testing.T) {
 	m := defaultModel()
 	for _, c := range Colls() {
@@ -150,7 +170,7 @@ func TestModelMonotoneInBytes(t *testing.T) {
 			for _, p := range proto.All() {
 				for _, s := range shapes() {
 					for nCh := 1; nCh <= 8; nCh++ {
-						prev := math.Inf(-1)
+						prev, prevB := math.Inf(-1), int64(0)
 						for _, b := range sizes() {
 							us, ok := m.Time(c, a, p, nCh, s[0], s[1], b)
 							if ok != (Supports(c, a) && SupportsProto(a, p)) {
@@ -159,6 +179,10 @@ func TestModelMonotoneInBytes(t *testing.T) {
 							if !ok {
 								break
 							}
+							if b > 0 && BoardPlain(c, a, s[0], b) != BoardPlain(c, a, s[0], prevB) {
+								prev = math.Inf(-1)
+							}
+							prevB = b
 							if us < prev || us <= 0 {
 								t.Fatalf("Time(%v,%v,%v,%dch,%d ranks,%d hosts) = %g us at %d B after %g", c, a, p, nCh, s[0], s[1], us, b, prev)
 							}
