@@ -137,6 +137,12 @@ func knobs(inter bool) []knob {
 	ks = append(ks, knob{"oversub_hop_lat_us", func(c *tuning.Constants) []*float64 {
 		return []*float64{&c.OversubHopLatUs}
 	}, 0})
+	ks = append(ks, knob{"board_peer_lat_us", func(c *tuning.Constants) []*float64 {
+		return []*float64{&c.BoardPeerLatUs}
+	}, 0})
+	ks = append(ks, knob{"board_read_slowdown", func(c *tuning.Constants) []*float64 {
+		return []*float64{&c.BoardReadSlowdown}
+	}, 0})
 	for _, l := range links {
 		ks = append(ks, knob{fmt.Sprintf("channel_bw_gbs.%s", l), func(c *tuning.Constants) []*float64 {
 			return []*float64{&c.ChannelBwGBs[l]}

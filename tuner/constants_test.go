@@ -243,3 +243,43 @@ func TestFitConstantsInterOnlyFromHosts(t *testing.T) {
 		t.Errorf("points across hosts did not move the network's constants")
 	}
 }
+
+// The fit finds the board's terms per rank (a hop's cost and the reads'
+// slowdown per rank beyond two) from one-shot and two-shot sweeps over 2-16
+// ranks of a 16-core host, starting from the defaults' zeros.
+func TestFitConstantsRecoversBoardPerRank(t *testing.T) {
+	truth := tuning.DefaultConstants()
+	truth.BoardPeerLatUs, truth.BoardReadSlowdown = 0.11, 0.085
+	var pts []Point
+	for _, n := range []int{2, 4, 8, 16} {
+		for _, a := range []tuning.Algo{tuning.OneShot, tuning.TwoShot} {
+			for b := int64(8); b <= 256<<10; b *= 4 {
+				pt := Point{Coll: tuning.AllReduce, Algo: a, Proto: proto.LL, NCh: 1, ReqCh: 1, NRanks: n, NHosts: 1, Bytes: b}
+				us, ok := Predict(truth, 16, pt)
+				if !ok {
+					t.Fatalf("truth gives no time for %+v", pt)
+				}
+				pt.Us = us
+				pts = append(pts, pt)
+			}
+		}
+	}
+	start := tuning.DefaultConstants()
+	if start.BoardPeerLatUs != 0 || start.BoardReadSlowdown != 0 {
+		t.Fatalf("the defaults' board terms per rank are %g, %g; this test starts from 0", start.BoardPeerLatUs, start.BoardReadSlowdown)
+	}
+	var hold []string
+	for _, k := range KnobNames() {
+		if !strings.HasPrefix(k, "board_") {
+			hold = append(hold, k)
+		}
+	}
+	fitted, rep, err := FitConstants(start, 16, pts, hold)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(fitted.BoardPeerLatUs/truth.BoardPeerLatUs-1) > 0.02 || math.Abs(fitted.BoardReadSlowdown/truth.BoardReadSlowdown-1) > 0.02 {
+		t.Errorf("fitted board_peer_lat_us %g, board_read_slowdown %g; want %g, %g (median error %.2f%%)",
+			fitted.BoardPeerLatUs, fitted.BoardReadSlowdown, truth.BoardPeerLatUs, truth.BoardReadSlowdown, 100*rep.MedianRelErr)
+	}
+}

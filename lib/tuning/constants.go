@@ -106,6 +106,16 @@ type Constants struct {
 	// rank's post waits for the last rank the scheduler runs, where a ring's
 	// step waits for one neighbour and its steps overlap.
 	OversubHopLatUs float64 `json:"oversub_hop_lat_us"`
+	// BoardPeerLatUs is added to every hop of the board for each rank
+	// beyond two: a reader waits for every peer's post, a miss on each,
+	// and the slowest of them gates it. gccl's own term: a ring's step
+	// waits for one neighbour whatever the ranks.
+	BoardPeerLatUs float64 `json:"board_peer_lat_us"`
+	// BoardReadSlowdown divides the board's read rate by 1 + this x
+	// (ranks - 2): every rank reads every post at once, so each line
+	// written by one core is fetched by all the others and the reads
+	// contend. 0 = reads as fast at any rank count.
+	BoardReadSlowdown float64 `json:"board_read_slowdown"`
 
 	// ChannelBwGBs is one channel's bus bandwidth over a link with Simple
 	// when the channel has a core of its own; other protocols get it times
@@ -250,6 +260,17 @@ func DefaultConstants() Constants {
 	// only (where the one-shot it replaces was slower still) and Ring/Simple
 	// from 128 KiB.
 	c.OversubHopLatUs = 2.5
+	// The board's terms per rank (BoardPeerLatUs, BoardReadSlowdown) are
+	// 0 here: this VM's 2 cores cannot measure them (past 2 ranks the
+	// oversubscription term prices its hops). A host of many cores fits
+	// them with the rest of its constants (tune constants): on the 16-core
+	// Xeon 0.112 us a further rank a hop and 0.085 (docs/PERFORMANCE.md
+	// 12v; there the one-shot's 8 B took 0.58, 0.90, 1.45 and 2.30 us at
+	// 2, 4, 8 and 16 ranks, and its plain reads ran at 12.0, 10.1, 5.9 and
+	// 5.2 GB/s a rank). Set here beside the other constants, fitted on this
+	// VM, they priced the board above the rings this VM's hops make cheap:
+	// on the Xeon's held-out sweep the built-in picks' regret went from
+	// 6.9% to 14.2%.
 	// The fit's host cap (17.1 GB/s over the VM's 2 cores) as a per-core
 	// rate, and one channel (a goroutine, a core at most) at that rate: the
 	// same predictions on the VM, where 2 ranks fill both cores, but on a

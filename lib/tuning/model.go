@@ -178,7 +178,8 @@ func (k *Constants) hostBw() float64 {
 // TwoShot): one hop (per link kind the ranks span) for OneShot, two for
 // TwoShot, then each rank reads and reduces what it needs of the posts:
 //
-//	latency = BaseLatUs[a][LL] + rounds x hops x (hop(Intra) + hop(Inter)), hop = StepLatUs[link][a][LL] + over
+//	latency = BaseLatUs[a][LL] + rounds x hops x (hop(Intra) + hop(Inter) + peers), hop = StepLatUs[link][a][LL] + over
+//	peers   = BoardPeerLatUs x max(0, nRanks - 2): every further post a reader waits for on a hop
 //	rounds  = the board's rounds the operation takes (BoardRounds: 16 KiB of each rank's post a round)
 //	over    = OversubHopLatUs * max(0, perHost/Cores - 1)
 //	read    = OneShot: bytes x nRanks (allreduce, reduce: every rank's whole buffer), bytes (allgather,
@@ -188,7 +189,8 @@ func (k *Constants) hostBw() float64 {
 //	          plain posts: MaxChannelBwGBs[a][LL] (ChannelBwGBs[Intra] if 0), at most ChannelBwGBs[Inter]
 //	          across hosts (BoardPlain)
 //	share   = min(1, Cores/perHost) (1 without Cores): ranks past the cores take turns reading
-//	time    = latency + read / (rate x share)
+//	slow    = 1 + BoardReadSlowdown x max(0, nRanks - 2): every rank reads every post at once
+//	time    = latency + read x slow / (rate x share)
 //
 // Plain posts are the payload as is, read straight from the board in one
 // pass, so no channel's copy rate inside a host bounds them: the cap is
@@ -208,7 +210,7 @@ func (m *Model) board(c Coll, a Algo, nRanks, nHosts, perHost int, b float64) (E
 	if a == TwoShot {
 		hops *= 2
 	}
-	lat := k.BaseLatUs[a][proto.LL]
+	lat := k.BaseLatUs[a][proto.LL] + hops*k.BoardPeerLatUs*float64(max(nRanks-2, 0))
 	wire := math.Inf(1)
 	if perHost > 1 {
 		lat += hops * (k.StepLatUs[Intra][a][proto.LL] + over)
@@ -235,6 +237,7 @@ func (m *Model) board(c Coll, a Algo, nRanks, nHosts, perHost int, b float64) (E
 	if k.Cores > 0 && float64(perHost) > k.Cores {
 		bw *= k.Cores / float64(perHost) // ranks past the cores read in turns
 	}
+	bw /= 1 + k.BoardReadSlowdown*float64(max(nRanks-2, 0))
 	read := b
 	switch {
 	case a == TwoShot:

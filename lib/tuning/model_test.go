@@ -80,6 +80,8 @@ func TestModelFormula(t *testing.T) {
 	board.MaxChannelBwGBs[OneShot][proto.LL] = 0.8
 	plain := board // a plain rate above LL's half of the wire
 	plain.MaxChannelBwGBs[OneShot][proto.LL] = 3
+	plainPeers := plain // 2 ranks beyond two: 0.25 us each a hop, reads 1 + 0.5 x 2 times slower
+	plainPeers.BoardPeerLatUs, plainPeers.BoardReadSlowdown = 0.25, 0.5
 	plainNoCap := board
 	plainNoCap.MaxChannelBwGBs[OneShot][proto.LL] = 0
 	boardTwo := k // the two-shot's own constants, the one-shot's priced out
@@ -135,6 +137,9 @@ func TestModelFormula(t *testing.T) {
 		{"one-shot LL posts", plain, AllReduce, OneShot, proto.LL, 1, 4, 1, 200, 2, 0.25 * 1.5, 2 + 800/(1*1e3)},
 		{"one-shot plain, no cap", plainNoCap, AllReduce, OneShot, proto.LL, 1, 4, 1, 8000, 2, 0.5 * 1.5, 2 + 32000/(2*1e3)},
 		{"one-shot plain across hosts", plain, AllReduce, OneShot, proto.LL, 1, 4, 2, 8000, 1.5 + 0.5 + 3, 0.25 * 1.5, 5 + 32000/(1*1e3)},
+		{"one-shot, ranks beyond two", plainPeers, AllReduce, OneShot, proto.LL, 1, 4, 1, 8000, 2 + 2*0.25, 0.375 * 1.5, 2.5 + 32000/(1.5*1e3)},
+		{"two-shot, ranks beyond two", func() Constants { c := boardTwo; c.BoardPeerLatUs, c.BoardReadSlowdown = 0.25, 0.5; return c }(),
+			AllReduce, TwoShot, proto.LL, 1, 4, 1, 8000, 2.5 + 2*2*0.25, 0.2 * 1.5, 3.5 + 16000/(0.4*1e3)},
 		// The two-shot posts LL lines at any size: LL's half of the wire
 		// binds under a higher cap.
 		{"two-shot never plain", boardTwoHigh, AllReduce, TwoShot, proto.LL, 1, 4, 1, 8000, 2.5, 0.5 * 1.5, 2.5 + 16000/(1*1e3)},
@@ -588,7 +593,7 @@ func TestModelLoadConstantsErrors(t *testing.T) {
 		{`[1]`, `x.json: want a JSON object of constants`},
 		{`{"cores": 2`, `x.json: want a JSON object of constants`},
 		{`{} {}`, `x.json: want a JSON object of constants: data after the object`},
-		{`{"bogus": 1}`, `x.json: bogus: unknown key (valid: base_lat_us, cache_bytes, channel_bw_gbs, channel_threshold_bytes, cores, host_bw_per_core_gbs, local_bw_gbs, local_lat_us, machine, max_channel_bw_gbs, max_host_bw_gbs, method, net_bw_gbs, out_of_cache_bw_factor, oversub_hop_lat_us, oversub_step_lat_us, step_lat_us, tree_bw_factor, version)`},
+		{`{"bogus": 1}`, `x.json: bogus: unknown key (valid: base_lat_us, board_peer_lat_us, board_read_slowdown, cache_bytes, channel_bw_gbs, channel_threshold_bytes, cores, host_bw_per_core_gbs, local_bw_gbs, local_lat_us, machine, max_channel_bw_gbs, max_host_bw_gbs, method, net_bw_gbs, out_of_cache_bw_factor, oversub_hop_lat_us, oversub_step_lat_us, step_lat_us, tree_bw_factor, version)`},
 		{`{"Cores": 2}`, `x.json: Cores: unknown key`},
 		{`{"cores": 2, "cores": 3}`, `x.json: cores: duplicate key`},
 		{`{"base_lat_us": {"Rung": {}}}`, `x.json: base_lat_us.Rung: unknown algorithm "Rung" (valid: Ring, Tree, OneShot, TwoShot)`},
