@@ -310,7 +310,15 @@ func DefaultConstants() Constants {
 	// a channel had no rate of its own; at 8.55 GB/s 64 KiB is ~8 us of
 	// copying (16-core Xeon, 2 ranks, 256 KiB: 4 channels 18 us, 1 channel
 	// 56; VM picks unchanged, where the cores cap the channels first).
-	c.ChannelThresholdBytes = [proto.NumProtocols]int64{proto.LL: 16 << 10, proto.LL128: 64 << 10, proto.Simple: 64 << 10}
+	// Simple's and LL128's are 32 KiB since the Xeon's sweeps of 2-16 ranks
+	// to 256 KiB (docs/PERFORMANCE.md 12v): at 64 KiB 4 ranks' 4 channels
+	// took 0.70x the time of the 1 the rule left, at 128 KiB 2-4 ranks'
+	// 0.75-0.83x of 2; `tune choices` with the Xeon's own constants, 1.1%
+	// -> 0.2% geomean regret (max 60% -> 9%) on the sweep they were fitted
+	// on, 1.3% -> 0.6% (max 52% -> 19%) on one held out; the built-in
+	// constants there 6.9% -> 6.2%; this VM's picks unchanged. 16 KiB
+	// measured alike.
+	c.ChannelThresholdBytes = [proto.NumProtocols]int64{proto.LL: 16 << 10, proto.LL128: 32 << 10, proto.Simple: 32 << 10}
 
 	// One rank: the call path alone (CallOneRank, 0.44-0.48 us) and copy()
 	// of a large buffer (2.9-6.1 GB/s).
