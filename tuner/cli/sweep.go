@@ -249,7 +249,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	ranks := fs.String("ranks", "2", "rank counts, comma separated")
 	perHost := fs.String("ranks-per-host", "0", "ranks per simulated host, comma separated; 0 puts every rank on one host")
 	protos := fs.String("proto", "all", "protocols, comma separated: LL, LL128, Simple, or all")
-	algos := fs.String("algo", "all", "algorithms, comma separated: Ring, Tree (allreduce only), or all")
+	algos := fs.String("algo", "all", "algorithms, comma separated: Ring, Tree (allreduce only), OneShot (LL, one channel), TwoShot (allreduce only, LL, one channel), or all (those the collective has)")
 	chans := fs.String("nchannels", "1", "channel counts, comma separated; auto (or 0) leaves the count to the stack with algorithm and protocol forced")
 	buffs := fs.String("buffsize", "", "Simple buffer sizes in bytes, K/M/G suffixes, comma separated (default: the stack's)")
 	auto := fs.Bool("auto", true, "also measure the stack's own choice (no forced configuration), which tables are compared with")
