@@ -231,22 +231,23 @@ func DefaultConstants() Constants {
 	for l := range c.StepLatUs {
 		c.StepLatUs[l][OneShot][proto.LL] = 0.13
 	}
-	// The read rate of plain posts (Model.board; from 256 B a post): 12
-	// GB/s, `tune constants` on 2 ranks' one-shot allreduce on this VM
-	// (perf -t 2, 8 B-32 KiB, 2 passes; docs/PERFORMANCE.md 12v) with the
-	// base and the hop held: 12.1 (14.8 with them free, which took them to
-	// the perf loop's 0.43 us). LL posts (below 256 B) read at LL's half of
-	// a channel's rate, which binds below this cap. It was 6 while every
-	// post was LL lines: there the cap never bound (LL's half of 8.55).
-	c.MaxChannelBwGBs[OneShot][proto.LL] = 12
-	// The two-shot posts LL lines at any size: its own constants, those
-	// the one-shot had before plain posts (twoShotFromOneShot, with the
-	// read rate of LL posts, 6 GB/s, halved).
+	// The copy rate of plain posts (Model.board: a rank's post, then its
+	// reads; from 256 B a post): 17 GB/s, `tune constants` with only it
+	// free on this VM's 2-rank one-shot allreduce, broadcast and allgather,
+	// 8 B-1 MiB (perf -t 2, 2 passes; docs/PERFORMANCE.md 12v). LL posts
+	// (below 256 B) copy at LL's half of a channel's rate, which binds
+	// below this cap. It was 6 while every post was LL lines: there the cap
+	// never bound (LL's half of 8.55).
+	c.MaxChannelBwGBs[OneShot][proto.LL] = 17
+	// The two-shot posts LL lines at any size: its own constants, the
+	// one-shot's base and hop, and no cap of its own: LL's half of a
+	// channel's rate (4.3 GB/s) prices its copies. It read at 3 GB/s when
+	// the model counted its reads only (2 x bytes, now 3.25 x bytes with
+	// its posts on 4 ranks: 4.9 GB/s to price it alike, above LL's bound).
 	c.BaseLatUs[TwoShot][proto.LL] = c.BaseLatUs[OneShot][proto.LL]
 	for l := range c.StepLatUs {
 		c.StepLatUs[l][TwoShot][proto.LL] = c.StepLatUs[l][OneShot][proto.LL]
 	}
-	c.MaxChannelBwGBs[TwoShot][proto.LL] = 3
 	c.OversubStepLatUs = [proto.NumProtocols]float64{proto.LL: 0.498, proto.LL128: 0.405, proto.Simple: 0.611}
 	// The board's hop past the cores, set by hand on this VM's 2 cores
 	// (perf -t N, docs/PERFORMANCE.md 12q). Measured, the hop costs more:

@@ -178,19 +178,26 @@ func (k *Constants) hostBw() float64 {
 // TwoShot): one hop (per link kind the ranks span) for OneShot, two for
 // TwoShot, then each rank reads and reduces what it needs of the posts:
 //
-//	latency = BaseLatUs[a][LL] + rounds x hops x (hop(Intra) + hop(Inter) + peers), hop = StepLatUs[link][a][LL] + over
+//	latency = BaseLatUs[a][LL] + rounds x hops x (hop(Intra) + hop(Inter) + peers)
+//	hop     = StepLatUs[link][a][LL] + over
 //	peers   = BoardPeerLatUs x max(0, nRanks - 2): every further post a reader waits for on a hop
 //	rounds  = the board's rounds the operation takes (BoardRounds: 16 KiB of each rank's post a round)
 //	over    = OversubHopLatUs * max(0, perHost/Cores - 1)
-//	read    = OneShot: bytes x nRanks (allreduce, reduce: every rank's whole buffer), bytes (allgather,
-//	          reducescatter: nccl-tests' bytes already hold every rank's block; broadcast: the root's);
-//	          TwoShot: 2 x bytes (its block of every post, then every reduced block)
+//	moved   = a rank's post, then what it reads (boardBytes), copied in turn each round:
+//	          OneShot: allreduce, reduce: bytes + bytes x nRanks (every rank's whole buffer);
+//	          allgather: bytes/nRanks + bytes (nccl-tests' bytes hold every rank's block);
+//	          broadcast: 2 x bytes (the root's post, read); reducescatter: 2 x bytes;
+//	          TwoShot: bytes + bytes/nRanks + 2 x bytes (its input and reduced block; its block
+//	          of every post, then every reduced block)
 //	rate    = LL posts:    min(ChannelBwGBs[links used] x EffLL, MaxChannelBwGBs[a][LL] if > 0)
 //	          plain posts: MaxChannelBwGBs[a][LL] (ChannelBwGBs[Intra] if 0), at most ChannelBwGBs[Inter]
 //	          across hosts (BoardPlain)
 //	share   = min(1, Cores/perHost) (1 without Cores): ranks past the cores take turns reading
 //	slow    = 1 + BoardReadSlowdown x max(0, nRanks - 2): every rank reads every post at once
-//	time    = latency + read x slow / (rate x share)
+//
+// A rank posts, reads and acknowledges one round before it posts the next,
+// so its copies add up.
+//	time    = latency + moved x slow / (rate x share)
 //
 // Plain posts are the payload as is, read straight from the board in one
 // pass, so no channel's copy rate inside a host bounds them: the cap is
@@ -238,20 +245,29 @@ func (m *Model) board(c Coll, a Algo, nRanks, nHosts, perHost int, b float64) (E
 		bw *= k.Cores / float64(perHost) // ranks past the cores read in turns
 	}
 	bw /= 1 + k.BoardReadSlowdown*float64(max(nRanks-2, 0))
-	read := b
-	switch {
-	case a == TwoShot:
-		read *= 2
-	case c == AllReduce || c == Reduce:
-		read *= float64(nRanks)
-	}
-	xfer := read / (bw * 1e3)
+	xfer := boardBytes(c, a, nRanks, b) / (bw * 1e3)
 	e := Estimate{LatUs: lat, Us: lat + xfer}
 	if xfer > 0 {
 		e.AlgBwGBs = b / (xfer * 1e3)
 		e.BusBwGBs = e.AlgBwGBs * busBwFactor(c, nRanks)
 	}
 	return e, finite(e) && bw > 0
+}
+
+// boardBytes is what a rank of the board copies, in turn, for an
+// operation of b bytes (NCCL's): its post, then what it reads (see
+// Model.board).
+func boardBytes(c Coll, a Algo, nRanks int, b float64) float64 {
+	n := float64(nRanks)
+	switch {
+	case a == TwoShot:
+		return b + b/n + 2*b // its input, its reduced block; every post's block, every reduced block
+	case c == AllReduce || c == Reduce:
+		return b + n*b
+	case c == AllGather:
+		return b/n + b
+	}
+	return 2 * b // broadcast: the root's post, read; reducescatter: the input, then every block of its own
 }
 
 // BoardRounds is how many rounds of the one-shot board (lib/oneshot) an
@@ -333,16 +349,26 @@ type Limits struct {
 // schedule and the protocol that moves fewer wire bytes. When no allowed
 // algorithm implements c, the ring runs it (NCCL_ALGO likewise only
 // restricts collectives that have a choice). Auto algorithms under a forced
-// channel count above 1 are Ring and Tree: the board's algorithms run on one channel. Invalid arguments (nRanks
+// channel count above 1 are Ring and Tree: the board's algorithms run on
+// one channel; so are they where the one-shot would take more than one
+// round of the board. Invalid arguments (nRanks
 // < 1, nHosts outside 1..nRanks, bytes < 0) or no allowed protocol (a
 // non-nil empty Protos) give Ring/Simple and time -1.
 func (m *Model) Choose(c Coll, nRanks, nHosts int, bytes int64, lim Limits) (Choice, float64) {
 	algos := lim.Algos
 	if algos == nil {
 		algos = Algos()
-		if lim.Channels > 1 {
+		if lim.Channels > 1 || BoardRounds(c, OneShot, nRanks, bytes) > 1 {
 			// A forced channel count asks for a split over channels; the
-			// one-shot algorithm has nothing to split.
+			// one-shot algorithm has nothing to split. And the board is
+			// for what fits one of its rounds (16 KiB of each rank's
+			// post): on no machine measured did a board of several rounds
+			// beat the rings (2-4 ranks on this VM to 1 MiB, 2-16 on the
+			// 16-core Xeon to 256 KiB; docs/PERFORMANCE.md 12v), but
+			// priced at its plain read rate it took 2-rank broadcasts of
+			// 64 KiB-4 MiB, measured 2-3x slower than the ring, whose
+			// direct reads in one process this model prices as copies
+			// through the FIFO.
 			algos = []Algo{Ring, Tree}
 		}
 	}

@@ -121,34 +121,37 @@ func TestModelFormula(t *testing.T) {
 		{"host cap LL128", hostCapped, AllReduce, Ring, proto.LL128, 2, 2, 1, 5.625e5, 2, 0.5625, 2 + 5.625e5/(0.5625*1e3)},
 		{"one rank", k, Reduce, Ring, proto.LL, 4, 1, 1, 4000, 0.25, 0, 0.25 + 4000/(4*1e3)},
 		// The board: base 1.5, a hop of 0.5 (one host), LL's half of 2 GB/s
-		// capped at 0.8; the one-shot reads 4 buffers, the two-shot 2 in two
+		// capped at 0.8; a one-shot rank posts its buffer and reads 4 (5 x
+		// bytes), a two-shot rank posts its buffer and its block and reads
+		// every post's block and every reduced block (3.25 x bytes) in two
 		// hops; busBw = algBw x 2(n-1)/n.
-		{"one-shot allreduce", board, AllReduce, OneShot, proto.LL, 1, 4, 1, 8000, 2, 0.2 * 1.5, 2 + 32000/(0.8*1e3)},
-		{"two-shot allreduce", boardTwo, AllReduce, TwoShot, proto.LL, 1, 4, 1, 8000, 2.5, 0.4 * 1.5, 2.5 + 16000/(0.8*1e3)},
+		{"one-shot allreduce", board, AllReduce, OneShot, proto.LL, 1, 4, 1, 8000, 2, 0.8 * 8000 / 40000 * 1.5, 2 + 40000/(0.8*1e3)},
+		{"two-shot allreduce", boardTwo, AllReduce, TwoShot, proto.LL, 1, 4, 1, 8000, 2.5, 0.8 / 3.25 * 1.5, 2.5 + 26000/(0.8*1e3)},
 		// 40000 B take 3 rounds of 16 KiB, each a hop; the two-shot's rounds
 		// on 4 ranks are 4 x 4096 B, 3 of them again, two hops each.
-		{"one-shot in rounds", board, AllReduce, OneShot, proto.LL, 1, 4, 1, 40000, 1.5 + 3*0.5, 0.2 * 1.5, 3 + 160000/(0.8*1e3)},
-		{"two-shot in rounds", boardTwo, AllReduce, TwoShot, proto.LL, 1, 4, 1, 40000, 1.5 + 6*0.5, 0.4 * 1.5, 4.5 + 80000/(0.8*1e3)},
+		{"one-shot in rounds", board, AllReduce, OneShot, proto.LL, 1, 4, 1, 40000, 1.5 + 3*0.5, 0.8 / 5 * 1.5, 3 + 200000/(0.8*1e3)},
+		{"two-shot in rounds", boardTwo, AllReduce, TwoShot, proto.LL, 1, 4, 1, 40000, 1.5 + 6*0.5, 0.8 / 3.25 * 1.5, 4.5 + 130000/(0.8*1e3)},
 		// Posts from 256 B are plain (BoardPlain): the cap (3) is their
 		// rate, above LL's half of the wire (1); below, LL's rate binds.
 		// Without a cap plain posts read at the wire's rate (2); across
 		// hosts, at most at the Inter link's (1), after a hop on each link.
-		{"one-shot plain posts", plain, AllReduce, OneShot, proto.LL, 1, 4, 1, 8000, 2, 0.75 * 1.5, 2 + 32000/(3*1e3)},
-		{"one-shot LL posts", plain, AllReduce, OneShot, proto.LL, 1, 4, 1, 200, 2, 0.25 * 1.5, 2 + 800/(1*1e3)},
-		{"one-shot plain, no cap", plainNoCap, AllReduce, OneShot, proto.LL, 1, 4, 1, 8000, 2, 0.5 * 1.5, 2 + 32000/(2*1e3)},
-		{"one-shot plain across hosts", plain, AllReduce, OneShot, proto.LL, 1, 4, 2, 8000, 1.5 + 0.5 + 3, 0.25 * 1.5, 5 + 32000/(1*1e3)},
-		{"one-shot, ranks beyond two", plainPeers, AllReduce, OneShot, proto.LL, 1, 4, 1, 8000, 2 + 2*0.25, 0.375 * 1.5, 2.5 + 32000/(1.5*1e3)},
+		{"one-shot plain posts", plain, AllReduce, OneShot, proto.LL, 1, 4, 1, 8000, 2, 3.0 / 5 * 1.5, 2 + 40000/(3*1e3)},
+		{"one-shot LL posts", plain, AllReduce, OneShot, proto.LL, 1, 4, 1, 200, 2, 1.0 / 5 * 1.5, 2 + 1000/(1*1e3)},
+		{"one-shot plain, no cap", plainNoCap, AllReduce, OneShot, proto.LL, 1, 4, 1, 8000, 2, 2.0 / 5 * 1.5, 2 + 40000/(2*1e3)},
+		{"one-shot plain across hosts", plain, AllReduce, OneShot, proto.LL, 1, 4, 2, 8000, 1.5 + 0.5 + 3, 1.0 / 5 * 1.5, 5 + 40000/(1*1e3)},
+		{"one-shot, ranks beyond two", plainPeers, AllReduce, OneShot, proto.LL, 1, 4, 1, 8000, 2 + 2*0.25, 1.5 / 5 * 1.5, 2.5 + 40000/(1.5*1e3)},
 		{"two-shot, ranks beyond two", func() Constants { c := boardTwo; c.BoardPeerLatUs, c.BoardReadSlowdown = 0.25, 0.5; return c }(),
-			AllReduce, TwoShot, proto.LL, 1, 4, 1, 8000, 2.5 + 2*2*0.25, 0.2 * 1.5, 3.5 + 16000/(0.4*1e3)},
+			AllReduce, TwoShot, proto.LL, 1, 4, 1, 8000, 2.5 + 2*2*0.25, 0.4 / 3.25 * 1.5, 3.5 + 26000/(0.4*1e3)},
 		// The two-shot posts LL lines at any size: LL's half of the wire
 		// binds under a higher cap.
-		{"two-shot never plain", boardTwoHigh, AllReduce, TwoShot, proto.LL, 1, 4, 1, 8000, 2.5, 0.5 * 1.5, 2.5 + 16000/(1*1e3)},
-		// The one-shot's allgather reads the result's bytes once.
-		{"one-shot allgather", board, AllGather, OneShot, proto.LL, 1, 4, 1, 8000, 2, 0.8 * 0.75, 2 + 8000/(0.8*1e3)},
+		{"two-shot never plain", boardTwoHigh, AllReduce, TwoShot, proto.LL, 1, 4, 1, 8000, 2.5, 1.0 / 3.25 * 1.5, 2.5 + 26000/(1*1e3)},
+		// The one-shot's allgather posts its block and reads the result's
+		// bytes once (1.25 x bytes).
+		{"one-shot allgather", board, AllGather, OneShot, proto.LL, 1, 4, 1, 8000, 2, 0.8 * 8000 / 10000 * 0.75, 2 + 10000/(0.8*1e3)},
 		// Oversubscribed: 4 ranks on 2 cores add OversubHopLatUs (2)
 		// to each of the two-shot's two hops, and read in turns: half the
 		// rate each.
-		{"two-shot on 2 cores", boardTwoOver, AllReduce, TwoShot, proto.LL, 1, 4, 1, 8000, 1.5 + 2*2.5, 0.2 * 1.5, 6.5 + 16000/(0.4*1e3)},
+		{"two-shot on 2 cores", boardTwoOver, AllReduce, TwoShot, proto.LL, 1, 4, 1, 8000, 1.5 + 2*2.5, 0.4 / 3.25 * 1.5, 6.5 + 26000/(0.4*1e3)},
 	}
 	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
 	for _, tc := range cases {
@@ -455,7 +458,8 @@ func TestModelCacheKnee(t *testing.T) {
 // TestModelChooseIsArgmin: Choose's configuration beats or ties every
 // allowed alternative, at the forced count, or at any count up to NCCL's
 // reduction from MaxChannels (recomputed here with a plain division); and
-// its time is its own configuration's.
+// its time is its own configuration's. The board's algorithms are
+// alternatives only where the one-shot takes one round.
 func TestModelChooseIsArgmin(t *testing.T) {
 	m := defaultModel()
 	for _, c := range Colls() {
@@ -468,8 +472,8 @@ func TestModelChooseIsArgmin(t *testing.T) {
 						t.Errorf("%v %d B %v: Choose = %v at %g us, its Time %g", c, b, s, got, us, own)
 					}
 					for _, a := range Algos() {
-						if a.OnBoard() && forced > 1 {
-							continue // not a candidate under a forced split
+						if a.OnBoard() && (forced > 1 || BoardRounds(c, OneShot, s[0], b) > 1) {
+							continue // not a candidate under a forced split, nor past one round
 						}
 						for _, p := range proto.All() {
 							lo, hi := forced, forced
@@ -486,6 +490,32 @@ func TestModelChooseIsArgmin(t *testing.T) {
 							}
 						}
 					}
+				}
+			}
+		}
+	}
+}
+
+// TestChooseBoardOneRound: auto takes the board's algorithms only where
+// the one-shot fits one round (16 KiB of each rank's post), however dear
+// the rings beyond it; asked for, they run at any size.
+func TestChooseBoardOneRound(t *testing.T) {
+	m := defaultModel()
+	for p := range proto.NumProtocols { // the rings and trees priced out
+		m.C.BaseLatUs[Ring][p], m.C.BaseLatUs[Tree][p] = 1e9, 1e9
+	}
+	for _, c := range Colls() {
+		for _, n := range []int{2, 3, 8} {
+			for _, b := range sizes() {
+				got, _ := m.Choose(c, n, 1, b, Limits{MaxChannels: 4})
+				if one := BoardRounds(c, OneShot, n, b) == 1; got.Algo.OnBoard() != (one && Supports(c, OneShot)) {
+					t.Errorf("%v %d ranks %d B (one round: %v): Choose = %v", c, n, b, one, got)
+				}
+				if !Supports(c, OneShot) {
+					continue
+				}
+				if got, _ := m.Choose(c, n, 1, b, Limits{MaxChannels: 4, Algos: []Algo{OneShot}}); got.Algo != OneShot {
+					t.Errorf("%v %d ranks %d B, OneShot asked for: Choose = %v", c, n, b, got)
 				}
 			}
 		}
