@@ -194,16 +194,13 @@ func (k *Constants) hostBw() float64 {
 //	          across hosts (BoardPlain)
 //	share   = min(1, Cores/perHost) (1 without Cores): ranks past the cores take turns reading
 //	slow    = 1 + BoardReadSlowdown x max(0, nRanks - 2): every rank reads every post at once
-//
-// A rank posts, reads and acknowledges one round before it posts the next,
-// so its copies add up.
 //	time    = latency + moved x slow / (rate x share)
 //
-// Plain posts are the payload as is, read straight from the board in one
-// pass, so no channel's copy rate inside a host bounds them: the cap is
-// their rate
-// (2 ranks on the 2-core VM read 1-16 KiB posts at ~16 GB/s, twice one
-// channel's Simple copy). The one-shot's cost grows with ranks x bytes, so
+// A rank posts, reads and acknowledges one round before it posts the
+// next, so its copies add up. Plain posts are the payload as is, read
+// straight from the board in one pass, so no channel's copy rate inside a
+// host bounds them: the cap is their rate (2 ranks on the 2-core VM copy
+// at ~17 GB/s, twice one channel's Simple rate). The one-shot's cost grows with ranks x bytes, so
 // it wins only at small sizes and few ranks; the two-shot pays a second
 // hop to read less. Past the cores every rank waits for the scheduler
 // (over).
