@@ -347,25 +347,28 @@ type Limits struct {
 // algorithm implements c, the ring runs it (NCCL_ALGO likewise only
 // restricts collectives that have a choice). Auto algorithms under a forced
 // channel count above 1 are Ring and Tree: the board's algorithms run on
-// one channel; so are they where the one-shot would take more than one
-// round of the board. Invalid arguments (nRanks
+// one channel; so are they for 2 ranks where the one-shot would take more
+// than one round of the board. Invalid arguments (nRanks
 // < 1, nHosts outside 1..nRanks, bytes < 0) or no allowed protocol (a
 // non-nil empty Protos) give Ring/Simple and time -1.
 func (m *Model) Choose(c Coll, nRanks, nHosts int, bytes int64, lim Limits) (Choice, float64) {
 	algos := lim.Algos
 	if algos == nil {
 		algos = Algos()
-		if lim.Channels > 1 || BoardRounds(c, OneShot, nRanks, bytes) > 1 {
+		if lim.Channels > 1 || nRanks <= 2 && BoardRounds(c, OneShot, nRanks, bytes) > 1 {
 			// A forced channel count asks for a split over channels; the
-			// one-shot algorithm has nothing to split. And the board is
-			// for what fits one of its rounds (16 KiB of each rank's
-			// post): on no machine measured did a board of several rounds
-			// beat the rings (2-4 ranks on this VM to 1 MiB, 2-16 on the
-			// 16-core Xeon to 256 KiB; docs/PERFORMANCE.md 12v), but
-			// priced at its plain read rate it took 2-rank broadcasts of
-			// 64 KiB-4 MiB, measured 2-3x slower than the ring, whose
-			// direct reads in one process this model prices as copies
-			// through the FIFO.
+			// one-shot algorithm has nothing to split. And 2 ranks use
+			// the board only for what fits one of its rounds (16 KiB of
+			// each rank's post): there the ring is one step each way as
+			// well, reading its peer's buffer directly in one process,
+			// where the board copies twice; this model prices those
+			// direct reads as copies through the FIFO, and priced so the
+			// board took 2-rank broadcasts of 64 KiB-4 MiB, measured
+			// 1.6-5x slower than the ring on this VM and the 16-core
+			// Xeon (docs/PERFORMANCE.md 12v). From 3 ranks the board is
+			// one hop where the ring's broadcast is a chain: 8 ranks'
+			// one-shot broadcast of 32-256 KiB took 0.63-0.9x the ring's
+			// time there.
 			algos = []Algo{Ring, Tree}
 		}
 	}

@@ -22,6 +22,8 @@ for label in sys.argv[2:]:
             cfg = f"{r['algorithm']}/{r['protocol']}/{r['channels']}"
             by[r["size"]][cfg] = (r["median_us"], f"{r.get('chosen_algo')}/{r.get('chosen_proto')}/{r.get('chosen_channels')}")
         for size, cfgs in by.items():
+            if size == 0:
+                continue  # an allgather of fewer bytes than ranks: nothing moves
             auto = cfgs.pop("auto/auto/0")
             best = min(cfgs.items(), key=lambda kv: kv[1][0])
             ratio = auto[0] / best[1][0]
