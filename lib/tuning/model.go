@@ -364,7 +364,7 @@ func (m *Model) Choose(c Coll, nRanks, nHosts int, bytes int64, lim Limits) (Cho
 			// where the board copies twice; this model prices those
 			// direct reads as copies through the FIFO, and priced so the
 			// board took 2-rank broadcasts of 64 KiB-4 MiB, measured
-			// 1.6-5x slower than the ring on this VM and the 16-core
+			// 1.4-5x slower than the ring on this VM and the 16-core
 			// Xeon (docs/PERFORMANCE.md 12v). From 3 ranks the board is
 			// one hop where the ring's broadcast is a chain: 8 ranks'
 			// one-shot broadcast of 32-256 KiB took 0.63-0.9x the ring's
