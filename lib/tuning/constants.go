@@ -265,13 +265,13 @@ func DefaultConstants() Constants {
 	// 0 here: this VM's 2 cores cannot measure them (past 2 ranks the
 	// oversubscription term prices its hops). A host of many cores fits
 	// them with the rest of its constants (tune constants): on the 16-core
-	// Xeon 0.112 us a further rank a hop and 0.085 (docs/PERFORMANCE.md
-	// 12v; there the one-shot's 8 B took 0.58, 0.90, 1.45 and 2.30 us at
+	// Xeon 0.111 us a further rank a hop and 0.116 (docs/PERFORMANCE.md
+	// 12v, docs/data/cpu16/s23/xeon_s23.json; there the one-shot's 8 B took 0.58, 0.90, 1.45 and 2.30 us at
 	// 2, 4, 8 and 16 ranks, and its plain reads ran at 12.0, 10.1, 5.9 and
 	// 5.2 GB/s a rank). Set here beside the other constants, fitted on this
 	// VM, they priced the board above the rings this VM's hops make cheap:
 	// on the Xeon's held-out sweep the built-in picks' regret went from
-	// 6.9% to 14.2%.
+	// 6.9% to 14.2% (12v's first version of the board's price).
 	// The fit's host cap (17.1 GB/s over the VM's 2 cores) as a per-core
 	// rate, and one channel (a goroutine, a core at most) at that rate: the
 	// same predictions on the VM, where 2 ranks fill both cores, but on a
@@ -317,8 +317,8 @@ func DefaultConstants() Constants {
 	// 0.75-0.83x of 2; `tune choices` with the Xeon's own constants, 1.1%
 	// -> 0.2% geomean regret (max 60% -> 9%) on the sweep they were fitted
 	// on, 1.3% -> 0.6% (max 52% -> 19%) on one held out; the built-in
-	// constants there 6.9% -> 6.2%; this VM's picks unchanged. 16 KiB
-	// measured alike.
+	// constants there 6.9% -> 6.2% (with 12v's first version of the
+	// board's price); this VM's picks unchanged. 16 KiB measured alike.
 	c.ChannelThresholdBytes = [proto.NumProtocols]int64{proto.LL: 16 << 10, proto.LL128: 32 << 10, proto.Simple: 32 << 10}
 
 	// One rank: the call path alone (CallOneRank, 0.44-0.48 us) and copy()
