@@ -24,6 +24,9 @@ type channel struct {
 	rank   int
 	ring   topo.Ring
 	ix     int // this rank's position in the ring
+	// chainIx is this rank's position in the chain broadcast and reduce
+	// follow on every channel (world.chain; see Comm.ringConn).
+	chainIx int
 
 	waiter *proto.Waiter // waits of running work: abort + timeout
 	// prevWaiter waits for the plan before the one this channel's runner
@@ -90,7 +93,7 @@ func newChannel(c *Comm, id int) *channel {
 	ring := c.w.rings[id]
 	ch := &channel{
 		comm: c, id: id, nRanks: c.w.n, rank: c.rank, ring: ring, ix: ring.Index(c.rank),
-		exited: make(chan struct{}),
+		chainIx: c.w.chain.Index(c.rank), exited: make(chan struct{}),
 	}
 	if j := c.w.job; j != nil {
 		// Posters in other processes wake these goroutines through bells,
@@ -375,9 +378,10 @@ func (ch *channel) ringOrTree(p *prims.Prims, w *collWork) error {
 			}
 		}
 	case w.coll == CollBroadcast || w.coll == CollReduce:
-		step := algo.Step{Prim: algo.ChainBroadcast(ch.ring.Order, ch.ix, w.root)}
+		chain := ch.comm.w.chain.Order
+		step := algo.Step{Prim: algo.ChainBroadcast(chain, ch.chainIx, w.root)}
 		if w.coll == CollReduce {
-			step = algo.ChainReduce(ch.ring.Order, ch.ix, w.root)
+			step = algo.ChainReduce(chain, ch.chainIx, w.root)
 		}
 		for off := 0; off < part; off += w.chunkElems {
 			o := w.partStart + off

@@ -39,6 +39,9 @@ type world struct {
 	set   settings
 	comms []*Comm
 	rings []topo.Ring
+	// chain is the ring every channel's broadcast and reduce follow
+	// (rings[0]'s order; see ringConn).
+	chain topo.Ring
 	// hostOf[r] is rank r's host; trees are the double binary tree over
 	// the hosts with a chain inside each ([tree][rank]), treeDepth the
 	// deeper tree's depth in hops.
@@ -232,12 +235,25 @@ type ringConn struct {
 // buff bytes, connecting them on first use. Those of the communicator's
 // own buffer size are kept at hand; other sizes (asked by a tuning rule)
 // go through the connection map.
-func (c *Comm) ringConn(ch int, p proto.Protocol, buff int) (*ringConn, error) {
+//
+// chain asks for the ends of the chain that broadcast and reduce follow:
+// the same direction (w.chain) on every channel, where the rings of odd
+// channels run the reverse. A rank starts an operation once it finished
+// the previous one on every channel (waitPrevious); on reversed chains the
+// root's neighbour is the last rank of the odd channels' chain, so no rank
+// started the next broadcast before the previous one had crossed the whole
+// chain, and back-to-back broadcasts lost their pipelining along the chain
+// (8 ranks on the 16-core Xeon, 64-256 KiB: 2 channels 2.1-2.8x the time
+// of one; docs/PERFORMANCE.md 12w).
+func (c *Comm) ringConn(ch int, p proto.Protocol, buff int, chain bool) (*ringConn, error) {
 	std := buff == c.w.set.buff[p]
-	if rc := c.ringConns[ch][p]; rc != nil && std {
+	ring, kept := c.w.rings[ch], &c.ringConns[ch][p]
+	if chain {
+		ring, kept = c.w.chain, &c.chainConns[ch][p]
+	}
+	if rc := *kept; rc != nil && std {
 		return rc, nil
 	}
-	ring := c.w.rings[ch]
 	out, err := c.connect(c.rank, ring.Next(c.rank), ch, connRing, p, buff)
 	if err != nil {
 		return nil, err
@@ -248,7 +264,7 @@ func (c *Comm) ringConn(ch int, p proto.Protocol, buff int) (*ringConn, error) {
 	}
 	rc := &ringConn{send: out.send, recv: in.recv}
 	if std {
-		c.ringConns[ch][p] = rc
+		*kept = rc
 	}
 	return rc, nil
 }
@@ -313,6 +329,7 @@ type Comm struct {
 	kernels      map[kernelKey]*reduce.Kernel                       // PreMulSum kernels by scalar
 	opKernels    [reduce.NumDataTypes][reduce.NumOps]*reduce.Kernel // the other ops
 	ringConns    [][proto.NumProtocols]*ringConn                    // per channel: to the next rank, from the previous
+	chainConns   [][proto.NumProtocols]*ringConn                    // per channel: the same along w.chain
 	treeConns    [][proto.NumProtocols]*prims.TreeEnds              // per channel: its tree's links
 	single       [1]task                                            // the implicit group of a call outside a group
 	lastSpin     time.Duration                                      // the last plan's spin, for Synchronize
@@ -400,6 +417,7 @@ func newWorld(n int, set settings, peers []transport.Peer, procs, cores int) *wo
 	}
 	w.initGeometry() // after the buffer sizes are settled
 	w.rings = topo.HostRings(w.hostOf, set.maxCh)
+	w.chain = w.rings[0]
 	// Hosts simulated in this process share its processors; real ones
 	// each have their own.
 	share := w.nHosts
@@ -425,6 +443,7 @@ func (w *world) start(ranks []int, j *job) {
 		c := &Comm{w: w, rank: r, stop: proto.NewAbort()}
 		c.force = forced{algo: set.algo, proto: set.proto, nChannels: set.nChannels, maxCh: set.maxCh}
 		c.ringConns = make([][proto.NumProtocols]*ringConn, set.maxCh)
+		c.chainConns = make([][proto.NumProtocols]*ringConn, set.maxCh)
 		c.treeConns = make([][proto.NumProtocols]*prims.TreeEnds, set.maxCh)
 		c.syncWaiter = proto.NewWaiter(w.abort, 0)
 		c.fold = &c.ownFold

@@ -228,7 +228,7 @@ func (c *Comm) planColl(t task, pl *plan) error {
 				}
 				w.tree = tc
 			} else {
-				rc, err := c.ringConn(ch, p, d.buff)
+				rc, err := c.ringConn(ch, p, d.buff, t.coll == CollBroadcast || t.coll == CollReduce)
 				if err != nil {
 					return err
 				}
