@@ -14,6 +14,8 @@ type Ring struct {
 
 // Rings returns one ring per channel. Even channels run 0,1,..,n-1 and odd
 // channels run the reverse, so neighbouring channels use different links.
+// (lib/ccl's broadcast and reduce chains follow channel 0's ring on every
+// channel: see Comm.ringConn.)
 func Rings(nRanks, nChannels int) []Ring {
 	rings := make([]Ring, nChannels)
 	for c := range rings {

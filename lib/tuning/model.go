@@ -54,11 +54,29 @@ func hops(c Coll, a Algo, nRanks, nHosts, perHost int) (intra, inter int) {
 	switch c {
 	case AllReduce:
 		steps, interSteps = 2*(nRanks-1), 2*(nHosts-1)
-	case Broadcast, Reduce:
-		// A pipelined chain from or to the root: the last rank hears after
-		// n-1 hops. NCCL counts nRanks steps (or one hop when every
-		// channel's ring is the same); a CPU chain really is n-1 hops.
+	case Broadcast:
+		// A pipelined chain from the root: the last rank hears after n-1
+		// hops. In one process a rank posts its output by reference and
+		// holds the operation open until its successor has copied it, so
+		// broadcasts issued back to back overlap little along the chain
+		// (16 ranks' Ring/Simple/1 8 B on the 16-core Xeon: 4.2 us). NCCL
+		// counts nRanks steps.
 		steps, interSteps = nRanks-1, nHosts-1
+	case Reduce:
+		// A chain to the root: a lone reduce reaches the root after n-1
+		// hops, but reduces issued back to back (a stream, and how the
+		// perf tools measure) overlap along it: a rank posts its partial
+		// sum into its successor's FIFO and starts the next, so each costs
+		// a rank's own cycle, the hop that brings its input and the one
+		// that frees its slot, whatever the rank count. On the 16-core
+		// Xeon, 16 ranks' Ring/Simple/1 reduce of 8 B-8 KiB took 2.1-3.5
+		// us back to back, not 15 hops' 10 or more (docs/PERFORMANCE.md
+		// 12w). A chain across hosts is paced by the ranks at a host's edge.
+		steps = min(nRanks-1, 2)
+		interSteps = 0
+		if nHosts > 1 {
+			interSteps = steps
+		}
 	}
 	return steps - interSteps, interSteps
 }
@@ -180,7 +198,8 @@ func (k *Constants) hostBw() float64 {
 //
 //	latency = BaseLatUs[a][LL] + rounds x hops x (hop(Intra) + hop(Inter) + peers)
 //	hop     = StepLatUs[link][a][LL] + over
-//	peers   = BoardPeerLatUs x max(0, nRanks - 2): every further post a reader waits for on a hop
+//	peers   = BoardPeerLatUs x waits: every further post a reader waits for on a hop
+//	further = max(0, nRanks - 2); waits = further, 0 for the one-shot broadcast (one post to wait for)
 //	rounds  = the board's rounds the operation takes (BoardRounds: 16 KiB of each rank's post a round)
 //	over    = OversubHopLatUs * max(0, perHost/Cores - 1)
 //	moved   = a rank's post, then what it reads (boardBytes), copied in turn each round:
@@ -193,7 +212,7 @@ func (k *Constants) hostBw() float64 {
 //	          plain posts: MaxChannelBwGBs[a][LL] (ChannelBwGBs[Intra] if 0), at most ChannelBwGBs[Inter]
 //	          across hosts (BoardPlain)
 //	share   = min(1, Cores/perHost) (1 without Cores): ranks past the cores take turns reading
-//	slow    = 1 + BoardReadSlowdown x max(0, nRanks - 2): every rank reads every post at once
+//	slow    = 1 + BoardReadSlowdown x further: every rank reads every post at once
 //	time    = latency + moved x slow / (rate x share)
 //
 // A rank posts, reads and acknowledges one round before it posts the
@@ -214,7 +233,16 @@ func (m *Model) board(c Coll, a Algo, nRanks, nHosts, perHost int, b float64) (E
 	if a == TwoShot {
 		hops *= 2
 	}
-	lat := k.BaseLatUs[a][proto.LL] + hops*k.BoardPeerLatUs*float64(max(nRanks-2, 0))
+	// A reader of the one-shot broadcast waits for the root's post only,
+	// not every rank's: on the 16-core Xeon its 8 B took 0.43-0.82 us from
+	// 2 to 16 ranks where the allreduce's took 0.58-2.30
+	// (docs/PERFORMANCE.md 12w). Its readers still read at once.
+	further := float64(max(nRanks-2, 0))
+	waits := further
+	if c == Broadcast && a == OneShot {
+		waits = 0
+	}
+	lat := k.BaseLatUs[a][proto.LL] + hops*k.BoardPeerLatUs*waits
 	wire := math.Inf(1)
 	if perHost > 1 {
 		lat += hops * (k.StepLatUs[Intra][a][proto.LL] + over)
@@ -241,7 +269,7 @@ func (m *Model) board(c Coll, a Algo, nRanks, nHosts, perHost int, b float64) (E
 	if k.Cores > 0 && float64(perHost) > k.Cores {
 		bw *= k.Cores / float64(perHost) // ranks past the cores read in turns
 	}
-	bw /= 1 + k.BoardReadSlowdown*float64(max(nRanks-2, 0))
+	bw /= 1 + k.BoardReadSlowdown*further
 	xfer := boardBytes(c, a, nRanks, b) / (bw * 1e3)
 	e := Estimate{LatUs: lat, Us: lat + xfer}
 	if xfer > 0 {

@@ -110,6 +110,13 @@ func TestModelFormula(t *testing.T) {
 		{"ring allgather LL", k, AllGather, Ring, proto.LL, 1, 4, 1, 3000, 1 + 3*0.5, 1, 2.5 + 3000/(1/0.75*1e3)},
 		// A chain of 3 ranks on 3 hosts: 2 inter hops, busBw factor 1.
 		{"ring broadcast chain", k, Broadcast, Ring, proto.LL128, 1, 3, 3, 1e4, 1 + 2*3, 0.9375, 7 + 1e4/(0.9375*1e3)},
+		// A broadcast chain of 16 ranks: 15 hops. A reduce chain is priced
+		// back to back: a rank's own cycle, 2 hops at any rank count (1 for
+		// 2 ranks), paced by the inter-host link when it crosses hosts.
+		{"ring broadcast chain of 16", k, Broadcast, Ring, proto.Simple, 1, 16, 1, 1e4, 1 + 15*0.5, 2, 8.5 + 1e4/(2*1e3)},
+		{"ring reduce chain of 16", k, Reduce, Ring, proto.Simple, 1, 16, 1, 1e4, 1 + 2*0.5, 2, 2 + 1e4/(2*1e3)},
+		{"ring reduce chain of 2", k, Reduce, Ring, proto.Simple, 1, 2, 1, 1e4, 1 + 0.5, 2, 1.5 + 1e4/(2*1e3)},
+		{"ring reduce chain across hosts", k, Reduce, Ring, proto.LL128, 1, 8, 4, 1e4, 1 + 2*3, 0.9375, 7 + 1e4/(0.9375*1e3)},
 		// Tree over 4 hosts of 2 ranks: depth 2, 3 chains of 1 hop each way.
 		{"tree allreduce", k, AllReduce, Tree, proto.Simple, 1, 8, 4, 1e6, 2 + 6*0.5 + 4*3, 0.5, 17 + 1e6/(0.5/1.75*1e3)},
 		// 4 ranks x 2 channels on 2 cores: 3 extra runners per core add 3 us
@@ -140,6 +147,10 @@ func TestModelFormula(t *testing.T) {
 		{"one-shot plain, no cap", plainNoCap, AllReduce, OneShot, proto.LL, 1, 4, 1, 8000, 2, 2.0 / 5 * 1.5, 2 + 40000/(2*1e3)},
 		{"one-shot plain across hosts", plain, AllReduce, OneShot, proto.LL, 1, 4, 2, 8000, 1.5 + 0.5 + 3, 1.0 / 5 * 1.5, 5 + 40000/(1*1e3)},
 		{"one-shot, ranks beyond two", plainPeers, AllReduce, OneShot, proto.LL, 1, 4, 1, 8000, 2 + 2*0.25, 1.5 / 5 * 1.5, 2.5 + 40000/(1.5*1e3)},
+		// A reader of the one-shot broadcast waits for the root's post
+		// only: no per-rank hop term; the reads still slow (1 + 0.5 x 2);
+		// it posts and reads 2 x bytes.
+		{"one-shot broadcast, ranks beyond two", plainPeers, Broadcast, OneShot, proto.LL, 1, 4, 1, 8000, 2, 0.75, 2 + 16000/(1.5*1e3)},
 		{"two-shot, ranks beyond two", func() Constants { c := boardTwo; c.BoardPeerLatUs, c.BoardReadSlowdown = 0.25, 0.5; return c }(),
 			AllReduce, TwoShot, proto.LL, 1, 4, 1, 8000, 2.5 + 2*2*0.25, 0.4 / 3.25 * 1.5, 3.5 + 26000/(0.4*1e3)},
 		// The two-shot posts LL lines at any size: LL's half of the wire
