@@ -201,7 +201,9 @@ func (k *Constants) hostBw() float64 {
 //	peers   = BoardPeerLatUs x waits: every further post a reader waits for on a hop
 //	further = max(0, nRanks - 2); waits = further, 0 for the one-shot broadcast (one post to wait for)
 //	rounds  = the board's rounds the operation takes (BoardRounds: 16 KiB of each rank's post a round)
-//	over    = OversubHopLatUs * max(0, perHost/Cores - 1)
+//	over    = OversubHopLatUs * max(0, readers/Cores - 1)
+//	readers = the ranks of a host that wait and read (boardReaders): perHost; the
+//	          one-shot reduce's root alone; the one-shot broadcast's perHost - 1 on one host
 //	moved   = a rank's post, then what it reads (boardBytes), copied in turn each round:
 //	          OneShot: allreduce, reduce: bytes + bytes x nRanks (every rank's whole buffer);
 //	          allgather: bytes/nRanks + bytes (nccl-tests' bytes hold every rank's block);
@@ -211,7 +213,7 @@ func (k *Constants) hostBw() float64 {
 //	rate    = LL posts:    min(ChannelBwGBs[links used] x EffLL, MaxChannelBwGBs[a][LL] if > 0)
 //	          plain posts: MaxChannelBwGBs[a][LL] (ChannelBwGBs[Intra] if 0), at most ChannelBwGBs[Inter]
 //	          across hosts (BoardPlain)
-//	share   = min(1, Cores/perHost) (1 without Cores): ranks past the cores take turns reading
+//	share   = min(1, Cores/readers) (1 without Cores): readers past the cores take turns
 //	slow    = 1 + BoardReadSlowdown x further: every rank reads every post at once
 //	time    = latency + moved x slow / (rate x share)
 //
@@ -221,13 +223,14 @@ func (k *Constants) hostBw() float64 {
 // host bounds them: the cap is their rate (2 ranks on the 2-core VM copy
 // at ~17 GB/s, twice one channel's Simple rate). The one-shot's cost grows with ranks x bytes, so
 // it wins only at small sizes and few ranks; the two-shot pays a second
-// hop to read less. Past the cores every rank waits for the scheduler
-// (over).
+// hop to read less. Past the cores every rank that waits for the board
+// waits for the scheduler too (over); ranks that only post do not.
 func (m *Model) board(c Coll, a Algo, nRanks, nHosts, perHost int, b float64) (Estimate, bool) {
 	k := &m.C
+	readers := float64(boardReaders(c, a, nHosts, perHost))
 	over := 0.0
 	if k.Cores > 0 {
-		over = k.OversubHopLatUs * max(0, float64(perHost)/k.Cores-1)
+		over = k.OversubHopLatUs * max(0, readers/k.Cores-1)
 	}
 	hops := float64(BoardRounds(c, a, nRanks, int64(b)))
 	if a == TwoShot {
@@ -266,8 +269,8 @@ func (m *Model) board(c Coll, a Algo, nRanks, nHosts, perHost int, b float64) (E
 	case limit > 0:
 		bw = min(bw, limit)
 	}
-	if k.Cores > 0 && float64(perHost) > k.Cores {
-		bw *= k.Cores / float64(perHost) // ranks past the cores read in turns
+	if k.Cores > 0 && readers > k.Cores {
+		bw *= k.Cores / readers // readers past the cores read in turns
 	}
 	bw /= 1 + k.BoardReadSlowdown*further
 	xfer := boardBytes(c, a, nRanks, b) / (bw * 1e3)
@@ -277,6 +280,23 @@ func (m *Model) board(c Coll, a Algo, nRanks, nHosts, perHost int, b float64) (E
 		e.BusBwGBs = e.AlgBwGBs * busBwFactor(c, nRanks)
 	}
 	return e, finite(e) && bw > 0
+}
+
+// boardReaders is how many ranks of a host wait on the board and read it
+// at once: the ones that compete for its cores. A one-shot reduce's ranks
+// post and go; its root alone waits and reads (4 ranks on the 2-core VM, 8
+// B: 0.59 us, where the allreduce's four readers took 5.1; docs/
+// PERFORMANCE.md 12w). A one-shot broadcast's root posts and goes; the
+// others wait for it.
+func boardReaders(c Coll, a Algo, nHosts, perHost int) int {
+	switch {
+	case a != OneShot:
+	case c == Reduce:
+		return 1
+	case c == Broadcast && nHosts == 1:
+		return max(perHost-1, 1)
+	}
+	return perHost
 }
 
 // boardBytes is what a rank of the board copies, in turn, for an

@@ -84,6 +84,8 @@ func TestModelFormula(t *testing.T) {
 	plainPeers.BoardPeerLatUs, plainPeers.BoardReadSlowdown = 0.25, 0.5
 	plainNoCap := board
 	plainNoCap.MaxChannelBwGBs[OneShot][proto.LL] = 0
+	boardOver := board // 4 ranks on 2 cores
+	boardOver.Cores, boardOver.OversubHopLatUs = 2, 2
 	boardTwo := k // the two-shot's own constants, the one-shot's priced out
 	boardTwo.BaseLatUs[OneShot][proto.LL], boardTwo.BaseLatUs[TwoShot][proto.LL] = 100, 1.5
 	boardTwo.MaxChannelBwGBs[TwoShot][proto.LL] = 0.8
@@ -162,6 +164,13 @@ func TestModelFormula(t *testing.T) {
 		// Oversubscribed: 4 ranks on 2 cores add OversubHopLatUs (2)
 		// to each of the two-shot's two hops, and read in turns: half the
 		// rate each.
+		// Past the cores only the ranks that wait and read compete
+		// (boardReaders): the one-shot allreduce's 4 (a hop 2 us later,
+		// half the rate each), the broadcast's 3 (1 us, 2/3 the rate), the
+		// reduce's root alone (no cost). 200 B posts LL lines at 0.8 GB/s.
+		{"one-shot allreduce on 2 cores", boardOver, AllReduce, OneShot, proto.LL, 1, 4, 1, 200, 4, 0.12, 4 + 1000/(0.4*1e3)},
+		{"one-shot broadcast on 2 cores", boardOver, Broadcast, OneShot, proto.LL, 1, 4, 1, 200, 3, 0.8 * 2 / 3 / 2, 3 + 400/(0.8*2/3*1e3)},
+		{"one-shot reduce on 2 cores", boardOver, Reduce, OneShot, proto.LL, 1, 4, 1, 200, 2, 0.8 / 5, 2 + 1000/(0.8*1e3)},
 		{"two-shot on 2 cores", boardTwoOver, AllReduce, TwoShot, proto.LL, 1, 4, 1, 8000, 1.5 + 2*2.5, 0.4 / 3.25 * 1.5, 6.5 + 26000/(0.4*1e3)},
 	}
 	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
