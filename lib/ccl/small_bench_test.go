@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/gccl/gccl/lib/reduce"
 )
 
 // BenchmarkSmallAllReduce is the latency floor: float32 sum allreduce of
@@ -158,11 +160,43 @@ func BenchmarkSpinRoundTrip(b *testing.B) {
 // the allreduce's time (us/op), the spin's (spin_us) and their ratio
 // (x_spin), the figure issue 19 sets at most 2.
 //
+// A third block of each pair is the bare exchange, the one-shot with no
+// library around it: each goroutine copies its input into a slot of its
+// own and raises the slot's flag, waits for the other's flag, and sums the
+// two into its output with the same kernel (two slots each, alternating:
+// a goroutine refills a slot only after its peer's next flag, raised once
+// the peer had read it). Its time (bare_us) and its ratio to the spin
+// (bare_x_spin) are what the hardware leaves to any one-shot.
+//
 //	go test ./lib/ccl -run '^$' -bench FloorSideBySide -benchtime 40x
 func BenchmarkFloorSideBySide(b *testing.B) {
 	for _, size := range []int{8, 64, 1024} {
 		b.Run("size="+sizeName(size), func(b *testing.B) {
 			comms := initT(b, 2, Config{Timeout: time.Minute})
+			kernel, err := reduce.NewKernel(reduce.Float32, reduce.Sum, 0, 2)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var slots [2][2]*bareSlot // [rank][round parity]
+			for r := range slots {
+				for k := range slots[r] {
+					slots[r][k] = &bareSlot{data: ownLines(size)}
+				}
+			}
+			// exchange runs bare rounds [first, first+count) as rank r.
+			exchange := func(r int, in, out []byte, first, count uint64) {
+				for i := first; i < first+count; i++ {
+					mine, peer := slots[r][i%2], slots[1-r][i%2]
+					copy(mine.data, in)
+					mine.flag.Store(i + 1)
+					waitWord(&peer.flag, i+1)
+					a, c := mine.data, peer.data
+					if r == 1 {
+						a, c = c, a // rank 0's first: the same sum on both
+					}
+					kernel.Combine(out, a, c, false)
+				}
+			}
 			// The spin's word, written by both goroutines in turn, alone on
 			// its cache line: a neighbour written by either would slow the
 			// yardstick, flattering the ratio.
@@ -185,7 +219,7 @@ func BenchmarkFloorSideBySide(b *testing.B) {
 					}
 				}
 			}
-			spinTimes, opTimes := make([]float64, b.N), make([]float64, b.N)
+			spinTimes, opTimes, bareTimes := make([]float64, b.N), make([]float64, b.N), make([]float64, b.N)
 			phase := newPairBarrier() // both goroutines between phases
 			var wg sync.WaitGroup
 			for r, c := range comms {
@@ -206,7 +240,7 @@ func BenchmarkFloorSideBySide(b *testing.B) {
 						}
 						return true
 					}
-					var trips uint64 // round trips so far, alike on both goroutines
+					var trips, rounds uint64 // round trips and bare rounds so far, alike on both goroutines
 					for blk := 0; blk < b.N; blk++ {
 						// Each phase starts untimed (floorWarm): the two
 						// goroutines meet through the scheduler and may start
@@ -225,20 +259,30 @@ func BenchmarkFloorSideBySide(b *testing.B) {
 						if !allreduce(floorBlock) {
 							return
 						}
+						t3 := time.Now()
+						phase.meet()
+						exchange(r, in, out, rounds, floorWarm)
+						t4 := time.Now()
+						exchange(r, in, out, rounds+floorWarm, floorBlock)
+						rounds += floorWarm + floorBlock
 						if r == 0 {
-							spinTimes[blk], opTimes[blk] = t1.Sub(t0).Seconds(), time.Since(t2).Seconds()
+							spinTimes[blk], opTimes[blk] = t1.Sub(t0).Seconds(), t3.Sub(t2).Seconds()
+							bareTimes[blk] = time.Since(t4).Seconds()
 						}
 					}
 				}(r, c)
 			}
 			wg.Wait()
-			ratios := make([]float64, b.N)
+			ratios, bareRatios := make([]float64, b.N), make([]float64, b.N)
 			for i := range ratios {
 				ratios[i] = opTimes[i] / spinTimes[i]
+				bareRatios[i] = bareTimes[i] / spinTimes[i]
 			}
 			b.ReportMetric(median(opTimes)/floorBlock*1e6, "us/op")
 			b.ReportMetric(median(spinTimes)/floorBlock*1e6, "spin_us")
 			b.ReportMetric(median(ratios), "x_spin")
+			b.ReportMetric(median(bareTimes)/floorBlock*1e6, "bare_us")
+			b.ReportMetric(median(bareRatios), "bare_x_spin")
 			b.ReportMetric(0, "ns/op")
 		})
 	}
@@ -256,6 +300,17 @@ func waitWord(w *atomic.Uint64, v uint64) {
 			runtime.Gosched()
 		}
 	}
+}
+
+// bareSlot is one slot of BenchmarkFloorSideBySide's bare exchange: a
+// flag on a line of its own (the round that filled the slot, plus one),
+// and the payload on lines of its own. The flag is written by the slot's
+// rank after the payload and read by its peer before the payload.
+type bareSlot struct {
+	_    [64]byte
+	flag atomic.Uint64
+	_    [56]byte
+	data []byte
 }
 
 // pairBarrier is where two goroutines meet between timed blocks (outside
