@@ -102,7 +102,7 @@ func (o *Options) envNotes() []string {
 	return notes
 }
 
-// recordEnv is the environment a record carries: the GCCL_*/NCCL_*
+// recordEnv is the environment a record carries: the recorded
 // variables in force, without those a flag overrode.
 func (o *Options) recordEnv() map[string]string {
 	env := results.FilterEnv(os.Environ())

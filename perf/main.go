@@ -172,7 +172,7 @@ type engine struct {
 	devices  []string          // "# Using devices" lines of every process's ranks
 	intr     *interrupts       // Ctrl-C and SIGTERM (interrupt.go)
 	plotRecs []results.Record  // the run's records, kept for --plot
-	env      map[string]string // the GCCL_*/NCCL_* variables in force (Options.recordEnv)
+	env      map[string]string // the recorded variables in force (Options.recordEnv)
 }
 
 func (e *engine) run() (int, error) {

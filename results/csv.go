@@ -19,7 +19,7 @@ import (
 //   - integers in decimal; floats in Go's shortest round-trip form ('g');
 //   - timestamp in RFC 3339 with nanoseconds, empty for the zero time;
 //   - iter_times_us as floats joined by ';';
-//   - env as "K=V;K=V", keys sorted, only GCCL_*/NCCL_* variables; a ';' or
+//   - env as "K=V;K=V", keys sorted, only the variables KeepEnv keeps; a ';' or
 //     '\' inside a value is escaped with '\'.
 //
 // The reader is driven by the header: columns may come in any order, unknown
@@ -173,7 +173,7 @@ func (w *CSVWriter) writeHeader() error {
 }
 
 // Write writes one record as a row (after the header, the first time). A
-// zero Schema is stamped with SchemaVersion; Env keeps GCCL_*/NCCL_* only.
+// zero Schema is stamped with SchemaVersion; Env keeps what KeepEnv keeps.
 func (w *CSVWriter) Write(r Record) error {
 	if err := w.writeHeader(); err != nil {
 		return err

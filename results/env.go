@@ -6,14 +6,57 @@ import (
 	"strings"
 )
 
-// KeepEnv reports whether an environment variable belongs in a Record: only
-// GCCL_* and NCCL_* do. Everything else (PATH, HOME, tokens) stays out.
+// recordedGCCL are the gccl variables a Record keeps: the ones that change
+// what runs (the configuration, the tuning inputs, the transports, the
+// timeouts). Everything else gccl reads stays out: the job's token and its
+// bootstrap root (GCCL_JOB_TOKEN, GCCL_COMM_ID), the launcher's job id and
+// a process's place in the job (GCCL_LAUNCH_*), test hooks. A new variable
+// is recorded only once it is added here (TestRecordedCoversConfig checks
+// that every variable ccl.Config reads is).
+var recordedGCCL = map[string]bool{
+	"GCCL_ALGO": true, "GCCL_PROTO": true, "GCCL_NCHANNELS": true, "GCCL_MAX_NCHANNELS": true,
+	"GCCL_BUFFSIZE": true, "GCCL_LL_BUFFSIZE": true, "GCCL_LL128_BUFFSIZE": true,
+	"GCCL_TUNING_FILE": true, "GCCL_MODEL_FILE": true, "GCCL_P2P_DIRECT_DISABLE": true,
+	"GCCL_TIMEOUT": true, "GCCL_RANKS_PER_HOST": true, "GCCL_DEBUG": true,
+	"GCCL_SOCKET_IFNAME": true, "GCCL_NET_SPIN": true, "GCCL_NSOCKS": true, "GCCL_NSOCKS_THREADS": true,
+	"GCCL_HOSTID": true, "GCCL_SINGLE_HOST": true, "GCCL_SHM_DIR": true, "GCCL_MIN_BW": true,
+	"GCCL_NCCL_LIBRARY": true, "GCCL_CUDART_LIBRARY": true, "GCCL_NCCL_INIT": true,
+}
+
+// droppedNCCL are NCCL variables that name a job rather than configure
+// it: NCCL_COMM_ID is its bootstrap root's address.
+var droppedNCCL = map[string]bool{"NCCL_COMM_ID": true}
+
+// secretWords mark a variable that may hold a credential, whatever its
+// prefix: it is never recorded.
+var secretWords = []string{"TOKEN", "SECRET", "KEY", "PASSWORD", "PASSWD", "CREDENTIAL"}
+
+// KeepEnv reports whether an environment variable belongs in a Record:
+// the gccl variables of recordedGCCL, and NCCL's own (NCCL_*: its
+// configuration, hundreds of variables that change with its versions, and
+// nccl-tests' NCCL_TESTS_*) but NCCL_COMM_ID; never a name that looks like
+// a credential (*TOKEN*, *SECRET*, *KEY*, *PASSWORD*). Everything else
+// (PATH, HOME, launchers' variables, cloud credentials) stays out. Writers
+// and readers both apply it, so an old file that kept more loses it when
+// read.
 func KeepEnv(key string) bool {
-	return strings.HasPrefix(key, "GCCL_") || strings.HasPrefix(key, "NCCL_")
+	upper := strings.ToUpper(key)
+	for _, w := range secretWords {
+		if strings.Contains(upper, w) {
+			return false
+		}
+	}
+	switch {
+	case strings.HasPrefix(key, "GCCL_"):
+		return recordedGCCL[key]
+	case strings.HasPrefix(key, "NCCL_"):
+		return !droppedNCCL[key]
+	}
+	return false
 }
 
 // FilterEnv turns "K=V" entries (os.Environ(), nccl-tests' env list) into a
-// map holding only the GCCL_* and NCCL_* variables; nil when none is left.
+// map holding only the variables KeepEnv keeps; nil when none is left.
 // Entries without '=' are skipped.
 func FilterEnv(environ []string) map[string]string {
 	var m map[string]string

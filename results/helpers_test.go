@@ -56,7 +56,7 @@ func rec(coll string, size int64, placement string) Record {
 		IterTimesUs: []float64{11.5, 12.25, 14.75, 1.0 / 3},
 		StopReason:  "precision", Interleaved: true,
 		RefCopyGBps: 9.875,
-		Env:         map[string]string{"GCCL_ALGO": "Ring", "NCCL_PROTO": "Simple", "GCCL_NOTE": `a;b\c=d`},
+		Env:         map[string]string{"GCCL_ALGO": "Ring", "NCCL_PROTO": "Simple", "NCCL_NOTE": `a;b\c=d`},
 	}
 }
 

@@ -21,7 +21,7 @@ func NewJSONLWriter(w io.Writer) *JSONLWriter {
 }
 
 // Write writes one record on its own line. A zero Schema is stamped with
-// SchemaVersion; Env is reduced to GCCL_*/NCCL_* variables. Non-finite
+// SchemaVersion; Env is reduced to the variables KeepEnv keeps. Non-finite
 // floats (NaN, Inf) are an error: JSON cannot carry them.
 func (w *JSONLWriter) Write(r Record) error {
 	r = normalizeForWrite(r)
@@ -108,6 +108,7 @@ func (rd *JSONLReader) Scan() bool {
 			rd.done = true
 			return false
 		}
+		rec.Env = filterEnvMap(rec.Env) // an old file may hold more
 		rd.rec = rec
 		return true
 	}

@@ -21,7 +21,7 @@ import (
 // collectives that do not reduce; NRanks = nthreads x ngpus x len(devices)
 // (one device entry per process); Iterations = actual_iterations (or
 // config.iterations); Wrong = nwrong, -1 when null; Timestamp = start_time in
-// local time; Env = the GCCL_*/NCCL_* entries of "env"; Algorithm,
+// local time; Env = the entries of "env" KeepEnv keeps; Algorithm,
 // Protocol, Channels and BuffSize from NCCL_ALGO/GCCL_ALGO, NCCL_PROTO/
 // GCCL_PROTO, GCCL_NCHANNELS or equal NCCL_MIN_/MAX_NCHANNELS, and
 // NCCL_BUFFSIZE/GCCL_BUFFSIZE; when "env" is a whole environment (as

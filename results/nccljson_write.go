@@ -13,7 +13,7 @@ import (
 type NCCLHeader struct {
 	StartTime   time.Time         // start_time, written in local time; zero: now
 	Args        []string          // args: the command line, program first
-	Env         map[string]string // env: only GCCL_*/NCCL_* variables are written
+	Env         map[string]string // env: only the variables KeepEnv keeps are written
 	NCCLVersion int               // nccl_version: NCCL's version code; 0 for gccl
 	Config      NCCLConfig
 	// GCCL is the configuration the document's rows ran with, written as
@@ -103,7 +103,7 @@ type NCCLFooter struct {
 // it when a run dies; the reader reports it as truncated and keeps the rows.
 //
 // Differences from nccl-tests, on purpose: booleans are JSON true/false,
-// not the strings "true"/"false"; "env" holds only GCCL_*/NCCL_* variables,
+// not the strings "true"/"false"; "env" holds only the variables KeepEnv keeps,
 // not the whole environment; nwrong is an integer (null when not checked);
 // average_bus_bandwidth.okay is null when not checked (nccl-tests:
 // "unchecked"); non-finite doubles are "nan"/"inf"/"-inf". Each result row

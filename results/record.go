@@ -96,6 +96,7 @@ type Record struct {
 	// RefCopyGBps is single-goroutine copy() bandwidth measured once at start
 	// on this machine, so results can be normalised across machines.
 	RefCopyGBps float64 `json:"ref_copy_gbps,omitempty"`
-	// Env holds only GCCL_* and NCCL_* variables, never the whole environment.
+	// Env holds the recorded variables (KeepEnv: an allow-list of GCCL_*, NCCL_*
+	// but NCCL_COMM_ID, no credential-like names), never the whole environment.
 	Env map[string]string `json:"env,omitempty"`
 }
