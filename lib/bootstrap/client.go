@@ -4,12 +4,15 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/gccl/gccl/lib/internal/handshake"
 )
 
 // MakeUniqueID is the unique id of a root at addr with token.
@@ -79,41 +82,40 @@ func JoinID(id UniqueID, nranks int, ranks []int, info ProcInfo, opt JoinOptions
 }
 
 // Join connects to the root at addr as the process holding ranks of a job
-// of nranks, and returns once every rank has joined.
+// of nranks, and returns once every rank has joined. The root and this
+// process prove to each other that they hold token without sending it
+// (wire.go); this one proves it only to a root that proved it first.
 func Join(addr string, token [tokenBytes]byte, nranks int, ranks []int, info ProcInfo, opt JoinOptions) (*Client, error) {
 	if opt.Timeout <= 0 {
 		opt.Timeout = 5 * time.Minute
 	}
 	deadline := time.Now().Add(opt.Timeout)
-	var conn net.Conn
-	for pause := 5 * time.Millisecond; ; pause = min(2*pause, 200*time.Millisecond) {
-		var err error
-		conn, err = net.DialTimeout("tcp", addr, time.Until(deadline))
-		if err == nil {
-			break
-		}
-		// The root may not listen yet: it starts with another process.
-		if !errors.Is(err, syscall.ECONNREFUSED) || time.Now().Add(pause).After(deadline) {
-			return nil, fmt.Errorf("bootstrap: connecting to the root at %s: %w", addr, err)
-		}
-		time.Sleep(pause)
+	conn, err := connect(addr, token, deadline, opt.Timeout)
+	if err != nil {
+		return nil, err
 	}
 	info.Ranks = append([]int(nil), ranks...)
-	if err := writeFrame(conn, frameHello, hello{token: token, nranks: nranks, info: info, heartbeat: heartbeatOf(opt.Timeout)}.encode()); err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("bootstrap: joining the root at %s: %w", addr, err)
-	}
 	// The root answers by its own deadline, which started when it did: in
 	// another process, maybe one started a second or more after this one
 	// on a loaded machine, so this one waits longer than its own timeout
 	// before it calls the root silent (seen in CI: a process gave up on a
 	// root 1 s late and the job failed naming it, not the absent rank).
-	_ = conn.SetReadDeadline(deadline.Add(joinAnswerGrace))
-	typ, p, err := readFrame(conn)
-	_ = conn.SetReadDeadline(time.Time{})
+	_ = conn.SetDeadline(deadline.Add(joinAnswerGrace))
+	err = writeFrame(conn, frameHello, hello{nranks: nranks, info: info, heartbeat: heartbeatOf(opt.Timeout)}.encode())
+	var typ byte
+	var p []byte
+	if err == nil {
+		typ, p, err = readFrame(conn, maxFrame)
+	}
+	_ = conn.SetDeadline(time.Time{})
 	if err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("bootstrap: joining the root at %s: no answer: %w (a wrong job token is refused without one)", addr, err)
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return nil, fmt.Errorf("bootstrap: joining the root at %s: no answer within %v: the root neither admitted nor refused this process (its host unreachable, or the root stopped)",
+				addr, opt.Timeout+joinAnswerGrace)
+		}
+		return nil, fmt.Errorf("bootstrap: joining the root at %s: the connection ended before the root answered: %w", addr, err)
 	}
 	switch typ {
 	case frameRefuse:
@@ -149,6 +151,107 @@ func Join(addr string, token [tokenBytes]byte, nranks int, ranks []int, info Pro
 	return c, nil
 }
 
+// errBusy is a root answering busy: too many connections authenticating.
+var errBusy = errors.New("bootstrap: the root is busy")
+
+// connect dials the root at addr and authenticates both ways, trying
+// again while no root listens yet (it starts with another process) or
+// the root is busy, until deadline.
+func connect(addr string, token [tokenBytes]byte, deadline time.Time, timeout time.Duration) (net.Conn, error) {
+	tries := 0
+	for pause := 5 * time.Millisecond; ; pause = min(2*pause, 200*time.Millisecond) {
+		tries++
+		conn, err := net.DialTimeout("tcp", addr, time.Until(deadline))
+		if err == nil {
+			if err = authenticate(conn, addr, token, deadline); err == nil {
+				return conn, nil
+			}
+			conn.Close()
+			if !errors.Is(err, errBusy) {
+				return nil, err
+			}
+		} else if !errors.Is(err, syscall.ECONNREFUSED) {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				return nil, fmt.Errorf("bootstrap: connecting to the root at %s: no answer within %v (its host unreachable, or a firewall drops the connection): %w", addr, timeout, err)
+			}
+			return nil, fmt.Errorf("bootstrap: connecting to the root at %s: %w", addr, err)
+		}
+		if time.Now().Add(pause).After(deadline) {
+			if errors.Is(err, errBusy) {
+				return nil, fmt.Errorf("bootstrap: the root at %s was busy at each of %d tries in %v: more than %d connections were authenticating at once (a flood of connections to its port?)", addr, tries, timeout, maxUnauth)
+			}
+			return nil, fmt.Errorf("bootstrap: no bootstrap root listening at %s: connection refused for %v (%d tries): the root's process (rank 0's) has not started, or has exited", addr, timeout, tries)
+		}
+		time.Sleep(pause)
+	}
+}
+
+// authenticate runs the process's side of the handshake (wire.go): the
+// open, the root's challenge, whose proof it checks before it sends its
+// own. A process that cannot prove the token is told so (a refuse, for
+// the root's log) and learns only a nonce of this connection.
+func authenticate(c net.Conn, addr string, token [tokenBytes]byte, deadline time.Time) error {
+	within := min(helloDeadline, time.Until(deadline.Add(joinAnswerGrace)))
+	_ = c.SetDeadline(time.Now().Add(within))
+	defer c.SetDeadline(time.Time{})
+	pn, err := handshake.Nonce()
+	if err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	if err := writeFrame(c, frameOpen, open{nonce: pn}.encode()); err != nil {
+		return fmt.Errorf("bootstrap: the process listening at %s closed the connection at once: %w", addr, err)
+	}
+	typ, p, err := readFrame(c, preAuthFrame)
+	if err != nil {
+		return notRootError(addr, err, within)
+	}
+	switch typ {
+	case frameBusy:
+		return errBusy
+	case frameChallenge:
+	default:
+		return fmt.Errorf("bootstrap: the process listening at %s is not a gccl bootstrap root: it answered with a message of type %d", addr, typ)
+	}
+	ch, err := decodeChallenge(p)
+	if err != nil {
+		var other errOtherVersion
+		if errors.As(err, &other) {
+			return fmt.Errorf("bootstrap: the process listening at %s is a gccl bootstrap root of another version: %w", addr, err)
+		}
+		return fmt.Errorf("bootstrap: the process listening at %s is not a gccl bootstrap root: %w", addr, err)
+	}
+	if !handshake.Verify(ch.proof[:], token[:], rootLabel, pn[:], ch.nonce[:]) {
+		_ = writeFrame(c, frameRefuse, encodeStr("the root's proof does not match this process's job token"))
+		return fmt.Errorf("bootstrap: the process listening at %s is not this job's bootstrap root (it could not prove the job token): "+
+			"the root's port is taken by another program or another job, or this process has another job's token "+
+			"(%s, or the unique id, must be the same in every process of the job)", addr, EnvJobToken)
+	}
+	proof := procProof(token, pn, ch.nonce)
+	if err := writeFrame(c, frameProof, proof[:]); err != nil {
+		return fmt.Errorf("bootstrap: the root at %s closed the connection: %w", addr, err)
+	}
+	return nil
+}
+
+// notRootError says what a process listening at addr did instead of
+// answering the open with a challenge.
+func notRootError(addr string, err error, within time.Duration) error {
+	var ne net.Error
+	var size *frameSizeError
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		return fmt.Errorf("bootstrap: the process listening at %s did not answer within %v: it is not a gccl bootstrap root of this version (the root's port is taken by another program?)", addr, within.Round(time.Millisecond))
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("bootstrap: the process listening at %s closed the connection without answering: it is not a gccl bootstrap root of this version "+
+			"(another program holds the root's port, or a root of another gccl version), or the root is closing", addr)
+	case errors.As(err, &size):
+		return fmt.Errorf("bootstrap: the process listening at %s is not a gccl bootstrap root: it sent a frame of %d bytes where a challenge belongs", addr, size.n)
+	default:
+		return fmt.Errorf("bootstrap: the connection to the process listening at %s failed: %w", addr, err)
+	}
+}
+
 // Procs are the job's processes, by index.
 func (c *Client) Procs() []ProcInfo { return c.procs }
 
@@ -169,7 +272,7 @@ func (c *Client) read() {
 		// The root pings at least every silence/4: this much silence is
 		// a lost link (or a stopped root), not a quiet one.
 		_ = c.conn.SetReadDeadline(time.Now().Add(silence))
-		typ, p, err := readFrame(c.conn)
+		typ, p, err := readFrame(c.conn, maxFrame)
 		if err != nil {
 			var ne net.Error
 			switch {

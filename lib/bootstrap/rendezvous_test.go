@@ -177,34 +177,60 @@ func TestCollectives(t *testing.T) {
 
 func TestWrongTokenAndGarbageRefused(t *testing.T) {
 	r, log := newRoot(t, 10*time.Second)
-	// A stranger with the wrong token, and one sending garbage, while the
-	// job's two processes join.
+	// A stranger with the wrong token, others sending garbage or an older
+	// version's hello, while the job's two processes join.
 	var wrong [tokenBytes]byte
 	_, err := Join(r.Addr(), wrong, 2, []int{0}, ProcInfo{Pid: 66}, JoinOptions{Timeout: time.Second})
-	if err == nil {
-		t.Fatal("a wrong token was let in")
+	if err == nil || !strings.Contains(err.Error(), "not this job's bootstrap root (it could not prove the job token)") {
+		t.Fatalf("a wrong token: %v; want the root named as not this job's", err)
 	}
-	g, err := net.Dial("tcp", r.Addr())
-	if err != nil {
-		t.Fatal(err)
+	send := func(b []byte) {
+		c, err := net.Dial("tcp", r.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Write(b)
+		c.Close()
 	}
-	g.Write([]byte{0xff, 0xff, 0xff, 0x7f, 1, 2, 3})
-	g.Close()
-	h, _ := net.Dial("tcp", r.Addr())
-	writeFrame(h, frameHello, []byte(helloMagic+" but short"))
-	h.Close()
+	send([]byte{0xff, 0xff, 0xff, 0x7f, 1, 2, 3})
+	var short bytes.Buffer
+	writeFrame(&short, frameOpen, []byte(wireMagic+" but short"))
+	send(short.Bytes())
+	var old bytes.Buffer // gccl-bs2's hello: magic, the token, ranks, a blob
+	writeFrame(&old, frameOpen, append([]byte("gccl-bs2"), make([]byte, 4<<10)...))
+	send(old.Bytes())
 	cs, errs := joinAll(t, r, 2, [][]int{{0}, {1}}, 5*time.Second)
 	noErr(t, "join", errs)
 	defer closeAll(cs)
 	noErr(t, "barrier", each(cs, func(i int, c *Client) error { return c.Barrier() }))
-	deadline := time.Now().Add(5 * time.Second)
-	for strings.Count(log.String(), "refused") < 3 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	for _, want := range []string{"wrong job token", "frame length", "too short"} {
-		if !strings.Contains(log.String(), want) {
-			t.Errorf("the root's log lacks %q:\n%s", want, log.String())
+	want := map[string]int{reasonAuth: 1, reasonNotGCCL: 2, reasonVersion: 1}
+	waitCounts(t, r, want)
+	r.Close() // logs what the rate limit held back
+	for _, s := range []string{"failed authentication (it holds another job's token", "2 not a gccl bootstrap connection", `1 a gccl of another version`} {
+		if !strings.Contains(log.String(), s) {
+			t.Errorf("the root's log lacks %q:\n%s", s, log.String())
 		}
+	}
+}
+
+// waitCounts waits up to 5 s until the root counted at least want of
+// each reason of refusal, and fails the test if it did not.
+func waitCounts(t *testing.T, r *Root, want map[string]int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got := r.refusals.Counts()
+		ok := true
+		for k, n := range want {
+			ok = ok && got[k] >= n
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("refusals counted %v, want at least %v", got, want)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -219,8 +245,8 @@ func TestSilentConnectionDropped(t *testing.T) {
 	if _, err := c.Read(make([]byte, 1)); err == nil {
 		t.Fatal("the root kept a connection that never said hello")
 	}
-	if !strings.Contains(log.String(), "refused") {
-		t.Errorf("not logged: %q", log.String())
+	if !strings.Contains(log.String(), "refused a connection from") || !strings.Contains(log.String(), "no hello within 300ms") {
+		t.Errorf("not logged as a connection with no hello: %q", log.String())
 	}
 }
 
@@ -446,7 +472,10 @@ func TestHelperClient(t *testing.T) {
 
 // FuzzDecode: no input makes a decoder panic.
 func FuzzDecode(f *testing.F) {
-	f.Add(hello{token: testToken, nranks: 4, info: ProcInfo{Ranks: []int{1, 2}, Host: "h", HostID: "x", Pid: 9, Blob: []byte("b")}}.encode())
+	f.Add(hello{nranks: 4, info: ProcInfo{Ranks: []int{1, 2}, Host: "h", HostID: "x", Pid: 9, Blob: []byte("b")}}.encode())
+	f.Add(open{nonce: [32]byte{1}}.encode())
+	f.Add(challenge{nonce: [32]byte{1}, proof: [32]byte{2}}.encode())
+	f.Add([]byte("gccl-bs2 and the rest"))
 	f.Add(encodeTable(0, rootProc{"h", 1}, []ProcInfo{{Ranks: []int{0}, Host: "h"}}))
 	f.Add(coll{seq: 3, kind: collAllGather, data: []byte{1}}.encode())
 	f.Add(encodeResult(3, [][]byte{{1}, {}}))
@@ -461,7 +490,18 @@ func FuzzDecode(f *testing.F) {
 		decodeColl(b)
 		decodeResult(b)
 		decodeStr(b)
-		readFrame(bytes.NewReader(b))
+		if o, err := decodeOpen(b); err == nil {
+			if o2, err := decodeOpen(o.encode()); err != nil || o2 != o {
+				t.Fatalf("open round trip: %v", err)
+			}
+		}
+		if c, err := decodeChallenge(b); err == nil {
+			if c2, err := decodeChallenge(c.encode()); err != nil || c2 != c {
+				t.Fatalf("challenge round trip: %v", err)
+			}
+		}
+		readFrame(bytes.NewReader(b), maxFrame)
+		readFrame(bytes.NewReader(b), preAuthFrame)
 	})
 }
 
@@ -485,11 +525,14 @@ func TestHeartbeatLosesASilentProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer silent.Close()
-	h := hello{token: testToken, nranks: 2, info: ProcInfo{Ranks: []int{1}, Host: "cutoff", Pid: 2}, heartbeat: timeout / 2}
+	if err := authenticate(silent, r.Addr(), testToken, time.Now().Add(5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	h := hello{nranks: 2, info: ProcInfo{Ranks: []int{1}, Host: "cutoff", Pid: 2}, heartbeat: timeout / 2}
 	if err := writeFrame(silent, frameHello, h.encode()); err != nil {
 		t.Fatal(err)
 	}
-	if typ, _, err := readFrame(silent); err != nil || typ != frameTable {
+	if typ, _, err := readFrame(silent, maxFrame); err != nil || typ != frameTable {
 		t.Fatalf("no table: type %d, %v", typ, err)
 	}
 	alive := <-joined
@@ -565,8 +608,9 @@ func TestHeartbeatKeepsAnIdleJob(t *testing.T) {
 	noErr(t, "barrier", each(cs, func(i int, c *Client) error { return c.Barrier() }))
 }
 
-// fakeRoot listens on loopback for one process, reads its hello and
-// hands the connection to answer; it returns the address.
+// fakeRoot listens on loopback for one process, authenticates it with
+// testToken, reads its hello and hands the connection to answer; it
+// returns the address.
 func fakeRoot(t *testing.T, answer func(c net.Conn)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -580,7 +624,12 @@ func fakeRoot(t *testing.T, answer func(c net.Conn)) string {
 			return
 		}
 		defer c.Close()
-		if _, _, err := readFrame(c); err != nil {
+		if reason, detail := (&Root{token: testToken}).authenticate(c, 5*time.Second); reason != "" {
+			t.Errorf("fakeRoot: %s (%s)", reason, detail)
+			return
+		}
+		if typ, _, err := readFrame(c, maxFrame); err != nil || typ != frameHello {
+			t.Errorf("fakeRoot: a frame of type %d where the hello belongs: %v", typ, err)
 			return
 		}
 		answer(c)

@@ -2,7 +2,7 @@ package bootstrap
 
 import (
 	"cmp"
-	"crypto/subtle"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gccl/gccl/lib/internal/handshake"
 )
 
 // ProcInfo describes one process of a job: what it told the root, and the
@@ -32,12 +34,23 @@ func (p ProcInfo) String() string {
 type RootOptions struct {
 	// Timeout bounds the wait for every rank to join (0: 5 minutes).
 	Timeout time.Duration
-	// Log receives one line per connection refused (nil: os.Stderr).
+	// Log receives the root's lines (nil: os.Stderr): one per process it
+	// refuses to join, and of the connections refused before they proved
+	// the job's token, at most one per 10 s however many, counting them.
 	Log io.Writer
 }
 
-// helloDeadline is how long a connection may take to say hello.
+// helloDeadline is how long a connection may take to authenticate and
+// say hello.
 const helloDeadline = 10 * time.Second
+
+// maxUnauth bounds the connections authenticating at once: the next is
+// answered busy and closed at once (its process tries again).
+const maxUnauth = 64
+
+// refusalLogEvery is the least time between two lines of the root's log
+// of refused connections (tests shorten it before ServeRoot).
+var refusalLogEvery = 10 * time.Second
 
 // Root is the rendezvous of one job: every process connects to it, and
 // it relays their collectives and watches their connections.
@@ -47,6 +60,10 @@ type Root struct {
 	token [tokenBytes]byte
 	opt   RootOptions
 	wg    sync.WaitGroup
+	// unauth holds the connections authenticating; refusals counts and
+	// logs those refused before they joined.
+	unauth   *handshake.Pending
+	refusals *handshake.Refusals
 
 	mu      sync.Mutex
 	nranks  int                // fixed by the first valid hello; guarded by mu
@@ -112,6 +129,8 @@ func ServeRoot(addr string, token [tokenBytes]byte, opt RootOptions) (*Root, err
 	}
 	host, _ := os.Hostname()
 	r := &Root{ln: ln, self: rootProc{host: host, pid: os.Getpid()}, token: token, opt: opt, claimed: map[int]*member{}, pending: map[uint64]*gather{}, left: make(chan struct{}), stop: make(chan struct{})}
+	r.unauth = handshake.NewPending(maxUnauth)
+	r.refusals = handshake.NewRefusals("gccl bootstrap root "+r.Addr(), refusalLogEvery, func(line string) { fmt.Fprintln(opt.Log, line) })
 	r.joinBy, r.joinWithin = time.Now().Add(opt.Timeout), opt.Timeout
 	r.timer = time.AfterFunc(opt.Timeout, r.joinTimedOut)
 	r.wg.Add(1)
@@ -125,12 +144,36 @@ func (r *Root) Addr() string { return r.ln.Addr().String() }
 func (r *Root) accept() {
 	defer r.wg.Done()
 	for {
-		c, err := r.ln.Accept()
+		c, err := handshake.Accept(r.ln, nil)
 		if err != nil {
-			return
+			return // closed
+		}
+		if !r.unauth.Enter(c) {
+			r.busy(c)
+			continue
 		}
 		r.wg.Add(1)
 		go r.serve(c)
+	}
+}
+
+// busy refuses a connection over maxUnauth at once: its process, told,
+// tries again. A fresh socket's buffer takes the frame without blocking.
+func (r *Root) busy(c net.Conn) {
+	_ = c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+	_ = writeFrame(c, frameBusy, nil)
+	c.Close()
+	r.refused(c, fmt.Sprintf("over the limit of %d unauthenticated connections", maxUnauth), "")
+}
+
+// refused counts and logs a connection refused before it joined, unless
+// the root is closing (it closed the connection itself).
+func (r *Root) refused(c net.Conn, reason, detail string) {
+	r.mu.Lock()
+	closed := r.closed
+	r.mu.Unlock()
+	if !closed {
+		r.refusals.Add(c.RemoteAddr(), reason, detail)
 	}
 }
 
@@ -138,27 +181,15 @@ func (r *Root) logf(format string, a ...any) {
 	fmt.Fprintf(r.opt.Log, "gccl bootstrap root %s: "+format+"\n", append([]any{r.Addr()}, a...)...)
 }
 
-// serve handles one connection: its hello, then its messages.
+// serve handles one connection: its handshake and hello, then its
+// messages.
 func (r *Root) serve(c net.Conn) {
 	defer r.wg.Done()
-	_ = c.SetReadDeadline(time.Now().Add(min(helloDeadline, r.opt.Timeout)))
-	typ, p, err := readFrame(c)
-	var h hello
-	if err == nil && typ != frameHello {
-		err = fmt.Errorf("first message of type %d, not a hello", typ)
-	}
-	if err == nil {
-		h, err = decodeHello(p)
-	}
-	if err == nil && subtle.ConstantTimeCompare(h.token[:], r.token[:]) != 1 {
-		err = fmt.Errorf("wrong job token")
-	}
-	if err != nil {
-		r.logf("refused %s: %v", c.RemoteAddr(), err)
+	h, ok := r.handshake(c)
+	if !ok {
 		c.Close()
 		return
 	}
-	_ = c.SetReadDeadline(time.Time{})
 	m := &member{conn: c, info: h.info, heartbeat: h.heartbeat}
 	m.heard.Store(time.Now().UnixNano())
 	if reason := r.admit(m, h.nranks); reason != "" {
@@ -168,7 +199,7 @@ func (r *Root) serve(c net.Conn) {
 		return
 	}
 	for {
-		typ, p, err := readFrame(c)
+		typ, p, err := readFrame(c, maxFrame)
 		if err != nil {
 			r.disconnected(m, err)
 			return
@@ -194,6 +225,120 @@ func (r *Root) serve(c net.Conn) {
 		default:
 			r.fail(fmt.Sprintf("%v sent a message of unknown type %d", m.info, typ))
 		}
+	}
+}
+
+// Reasons the root refuses a connection before it joins (its log counts
+// by them).
+const (
+	reasonAuth      = "failed authentication"
+	reasonClosed    = "closed before authenticating"
+	reasonNotGCCL   = "not a gccl bootstrap connection"
+	reasonVersion   = "a gccl of another version"
+	reasonBadHello  = "a malformed hello"
+	reasonNoNonce   = "no nonce to challenge it with"
+	reasonNoHelloIn = "no hello within %v"
+)
+
+// handshake authenticates c and reads its hello, all within the hello
+// deadline; it counts and logs a refusal (false) otherwise.
+func (r *Root) handshake(c net.Conn) (hello, bool) {
+	within := min(helloDeadline, r.opt.Timeout)
+	_ = c.SetDeadline(time.Now().Add(within))
+	// Held among the unauthenticated until its hello is in (the next
+	// frame): Close then never waits for a deadline.
+	defer r.unauth.Leave(c)
+	reason, detail := r.authenticate(c, within)
+	if reason != "" {
+		r.refused(c, reason, detail)
+		return hello{}, false
+	}
+	typ, p, err := readFrame(c, maxFrame)
+	var h hello
+	switch {
+	case err != nil:
+		reason, detail = readFailure(c, err, within)
+	case typ != frameHello:
+		reason, detail = reasonBadHello, fmt.Sprintf("a message of type %d", typ)
+	default:
+		if h, err = decodeHello(p); err != nil {
+			reason, detail = reasonBadHello, err.Error()
+		}
+	}
+	if reason != "" {
+		r.refused(c, reason, detail)
+		return h, false
+	}
+	_ = c.SetDeadline(time.Time{})
+	return h, true
+}
+
+// authenticate runs the root's side of the handshake (wire.go): the
+// process's open, the root's challenge with its proof, the process's
+// proof. It returns why it refuses the connection ("" for not).
+func (r *Root) authenticate(c net.Conn, within time.Duration) (reason, detail string) {
+	typ, p, err := readFrame(c, preAuthFrame)
+	if err == nil && typ != frameOpen {
+		err = fmt.Errorf("a first message of type %d", typ)
+	}
+	var o open
+	if err == nil {
+		o, err = decodeOpen(p)
+	}
+	if err != nil {
+		return readFailure(c, err, within)
+	}
+	rn, err := handshake.Nonce()
+	if err != nil {
+		return reasonNoNonce, err.Error()
+	}
+	if err := writeFrame(c, frameChallenge, challenge{nonce: rn, proof: rootProof(r.token, o.nonce, rn)}.encode()); err != nil {
+		return readFailure(c, err, within)
+	}
+	typ, p, err = readFrame(c, preAuthFrame)
+	switch {
+	case err != nil:
+		return readFailure(c, err, within)
+	case typ == frameRefuse: // it found the root's proof wrong
+		return reasonAuth, "it holds another job's token"
+	case typ != frameProof:
+		return reasonNotGCCL, fmt.Sprintf("a message of type %d where its proof belongs", typ)
+	case !handshake.Verify(p, r.token[:], procLabel, o.nonce[:], rn[:]):
+		return reasonAuth, "its proof does not match this job's token"
+	}
+	return "", ""
+}
+
+// readFailure says why reading or writing a connection's handshake
+// failed with err, as what happened: the deadline passed, the peer hung
+// up, it sent what no gccl process of this version sends.
+func readFailure(c net.Conn, err error, within time.Duration) (reason, detail string) {
+	var ne net.Error
+	var size *frameSizeError
+	var other errOtherVersion
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		return fmt.Sprintf(reasonNoHelloIn, within), ""
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return reasonClosed, ""
+	case errors.As(err, &other):
+		return reasonVersion, other.Error()
+	case errors.As(err, &size):
+		// A gccl-bs2 hello (the token, ranks and blob) can outgrow an open:
+		// its magic tells it apart from noise.
+		var m [len(wireMagic)]byte
+		if size.typ == frameOpen && size.n > uint32(len(m)) {
+			if _, err := io.ReadFull(c, m[:]); err == nil {
+				if _, err := checkMagic(m[:]); errors.As(err, &other) {
+					return reasonVersion, other.Error()
+				}
+			}
+		}
+		return reasonNotGCCL, fmt.Sprintf("a frame of %d bytes where at most %d are taken before authentication", size.n, size.limit)
+	case errors.As(err, new(*net.OpError)):
+		return reasonClosed, err.Error()
+	default:
+		return reasonNotGCCL, err.Error()
 	}
 }
 
@@ -525,10 +670,12 @@ func (r *Root) Close() error {
 	members := slices.Clone(r.members)
 	r.mu.Unlock()
 	err := r.ln.Close()
+	r.unauth.CloseAll()
 	for _, m := range members {
 		m.conn.Close()
 	}
 	r.wg.Wait()
+	r.refusals.Close()
 	return err
 }
 

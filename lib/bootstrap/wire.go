@@ -7,22 +7,39 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"time"
+
+	"github.com/gccl/gccl/lib/internal/handshake"
 )
 
 // Wire format of the rendezvous (all integers little endian):
 //
-//	frame   = length u32 | type u8 | payload      (length counts type + payload, <= maxFrame)
-//	hello   = "gccl-bs2" | token [32] | nranks u32 | ranks list | host str | hostid str | pid u32 | blob bytes | heartbeat_ms u32
-//	table   = index u32 | root's host str | root's pid u32 | nprocs u32 | nprocs x (ranks list | host str | hostid str | pid u32 | blob bytes)
-//	refuse  = reason str                          (root -> process: the join failed)
-//	coll    = seq u64 | kind u8 | root u32 | op u8 | data bytes
-//	result  = seq u64 | count u32 | count x bytes (one per process for allgather, else one)
-//	abort   = cause str                           (process -> root)
-//	lost    = reason str                          (root -> processes: the job failed)
-//	bye     = (empty)                             (process -> root: leaving on purpose)
-//	ping    = (empty)                             (root -> process, every heartbeat/4 once all joined)
-//	pong    = (empty)                             (process -> root: the answer to a ping)
+//	frame     = length u32 | type u8 | payload    (length counts type + payload)
+//	open      = "gccl-bs3" | process's nonce [32] (process -> root: the first frame)
+//	challenge = "gccl-bs3" | root's nonce [32] | root's proof [32]
+//	busy      = (empty)                           (root -> process, for a challenge: try again)
+//	proof     = process's proof [32]              (process -> root)
+//	hello     = nranks u32 | ranks list | host str | hostid str | pid u32 | blob bytes | heartbeat_ms u32
+//	table     = index u32 | root's host str | root's pid u32 | nprocs u32 | nprocs x (ranks list | host str | hostid str | pid u32 | blob bytes)
+//	refuse    = reason str                        (root -> process: the join failed; process -> root, for a proof: the root's proof failed)
+//	coll      = seq u64 | kind u8 | root u32 | op u8 | data bytes
+//	result    = seq u64 | count u32 | count x bytes (one per process for allgather, else one)
+//	abort     = cause str                         (process -> root)
+//	lost      = reason str                        (root -> processes: the job failed)
+//	bye       = (empty)                           (process -> root: leaving on purpose)
+//	ping      = (empty)                           (root -> process, every heartbeat/4 once all joined)
+//	pong      = (empty)                           (process -> root: the answer to a ping)
+//
+// A process joins with open, challenge, proof, hello, then waits for its
+// table (or a refuse, or lost). No end ever sends the job's token: the
+// root's proof is HMAC-SHA256(token, rootLabel | process's nonce | root's
+// nonce), the process's the same with procLabel (lib/internal/handshake).
+// The process checks the root's proof before it sends anything more, so a
+// program squatting the root's port learns only a nonce; the root's fresh
+// nonce makes a recorded proof worthless to replay. The root answers busy
+// instead while maxUnauth connections are authenticating, and reads frames
+// of at most preAuthFrame bytes until the proof checks out, maxFrame after.
 //
 // heartbeat_ms is how long the process lets its link to the root stay
 // silent before it calls the root lost; the root pings every process at a
@@ -31,7 +48,9 @@ import (
 //
 // list = count u32 | count x u32; str and bytes = length u32 | data.
 const (
-	frameHello byte = iota + 1
+	// frameOpen is gccl-bs2's hello: a process of that version is told
+	// apart by its magic.
+	frameOpen byte = iota + 1
 	frameTable
 	frameRefuse
 	frameColl
@@ -41,12 +60,27 @@ const (
 	frameBye
 	framePing
 	framePong
+	frameChallenge
+	frameProof
+	frameHello
+	frameBusy
 )
 
-const helloMagic = "gccl-bs2"
+// wireMagic opens the open and challenge frames: the wire's version.
+const wireMagic = "gccl-bs3"
 
-// maxFrame bounds a frame: a peer cannot make the root allocate more.
+// The labels of the root's and a process's proofs.
+const (
+	rootLabel = wireMagic + " root"
+	procLabel = wireMagic + " process"
+)
+
+// maxFrame bounds a frame of an authenticated peer.
 const maxFrame = 16 << 20
+
+// preAuthFrame bounds a frame before the peer proved the token: open,
+// challenge and proof are under 100 bytes, a refuse a sentence.
+const preAuthFrame = 1 << 10
 
 // maxRanks bounds a job's ranks.
 const maxRanks = 1 << 16
@@ -63,20 +97,49 @@ func writeFrame(w io.Writer, typ byte, payload []byte) error {
 	return err
 }
 
-func readFrame(r io.Reader) (byte, []byte, error) {
+// frameSizeError is a frame longer than its reader takes.
+type frameSizeError struct {
+	typ   byte
+	n     uint32 // the frame's length (type + payload)
+	limit int
+}
+
+func (e *frameSizeError) Error() string {
+	return fmt.Sprintf("bootstrap: frame length %d out of range 1..%d", e.n, e.limit)
+}
+
+// readFrame reads a frame of at most limit bytes (type + payload).
+func readFrame(r io.Reader, limit int) (byte, []byte, error) {
 	var h [5]byte
 	if _, err := io.ReadFull(r, h[:]); err != nil {
 		return 0, nil, err
 	}
 	n := binary.LittleEndian.Uint32(h[:])
-	if n < 1 || n > maxFrame {
-		return 0, nil, fmt.Errorf("bootstrap: frame length %d out of range 1..%d", n, maxFrame)
+	if n < 1 || int64(n) > int64(limit) {
+		return h[4], nil, &frameSizeError{typ: h[4], n: n, limit: limit}
 	}
-	p := make([]byte, n-1)
-	if _, err := io.ReadFull(r, p); err != nil {
+	p, err := readN(r, int(n-1))
+	if err != nil {
 		return 0, nil, err
 	}
 	return h[4], p, nil
+}
+
+// readN reads n bytes into a buffer that grows as they arrive: a peer
+// that announces a large frame and sends little costs what it sent.
+func readN(r io.Reader, n int) ([]byte, error) {
+	const chunk = 64 << 10
+	if n <= chunk {
+		p := make([]byte, n)
+		_, err := io.ReadFull(r, p)
+		return p, err
+	}
+	var b bytes.Buffer
+	got, err := b.ReadFrom(io.LimitReader(r, int64(n)))
+	if err == nil && got < int64(n) {
+		err = io.ErrUnexpectedEOF
+	}
+	return b.Bytes(), err
 }
 
 // enc builds a payload.
@@ -161,9 +224,88 @@ func (d *dec) done() error {
 	return d.err
 }
 
-// hello is a process's request to join.
+// open is a process's first frame; challenge the root's answer.
+type open struct{ nonce [handshake.NonceBytes]byte }
+
+type challenge struct {
+	nonce [handshake.NonceBytes]byte
+	proof [handshake.ProofBytes]byte
+}
+
+func (o open) encode() []byte { return append([]byte(wireMagic), o.nonce[:]...) }
+
+func (c challenge) encode() []byte {
+	return append(append([]byte(wireMagic), c.nonce[:]...), c.proof[:]...)
+}
+
+// errOtherVersion is a gccl peer of another wire version.
+type errOtherVersion struct{ magic string }
+
+func (e errOtherVersion) Error() string {
+	return fmt.Sprintf("bootstrap: a gccl of another version (wire %q; this one speaks %q)", e.magic, wireMagic)
+}
+
+// checkMagic strips the magic off p: another gccl version's, or no gccl
+// at all, is an error saying which.
+func checkMagic(p []byte) ([]byte, error) {
+	if len(p) >= len(wireMagic) && string(p[:len(wireMagic)]) == wireMagic {
+		return p[len(wireMagic):], nil
+	}
+	if m := p[:min(len(p), len(wireMagic))]; len(m) == len(wireMagic) && strings.HasPrefix(string(m), "gccl-bs") && isPrint(m) {
+		return nil, errOtherVersion{string(m)}
+	}
+	return nil, errors.New("bootstrap: not a gccl bootstrap connection (wrong magic)")
+}
+
+func isPrint(b []byte) bool {
+	for _, c := range b {
+		if c < 0x21 || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+func decodeOpen(p []byte) (open, error) {
+	var o open
+	rest, err := checkMagic(p)
+	if err != nil {
+		return o, err
+	}
+	if len(rest) != len(o.nonce) {
+		return o, fmt.Errorf("bootstrap: an open of %d bytes: want %d", len(p), len(wireMagic)+len(o.nonce))
+	}
+	copy(o.nonce[:], rest)
+	return o, nil
+}
+
+func decodeChallenge(p []byte) (challenge, error) {
+	var c challenge
+	rest, err := checkMagic(p)
+	if err != nil {
+		return c, err
+	}
+	if len(rest) != len(c.nonce)+len(c.proof) {
+		return c, fmt.Errorf("bootstrap: a challenge of %d bytes: want %d", len(p), len(wireMagic)+len(c.nonce)+len(c.proof))
+	}
+	copy(c.nonce[:], rest)
+	copy(c.proof[:], rest[len(c.nonce):])
+	return c, nil
+}
+
+// rootProof and procProof are the proofs of a connection whose process
+// sent nonce pn and root rn.
+func rootProof(token [tokenBytes]byte, pn, rn [handshake.NonceBytes]byte) [handshake.ProofBytes]byte {
+	return handshake.Proof(token[:], rootLabel, pn[:], rn[:])
+}
+
+func procProof(token [tokenBytes]byte, pn, rn [handshake.NonceBytes]byte) [handshake.ProofBytes]byte {
+	return handshake.Proof(token[:], procLabel, pn[:], rn[:])
+}
+
+// hello is a process's request to join, sent once both ends proved the
+// token.
 type hello struct {
-	token     [tokenBytes]byte
 	nranks    int
 	info      ProcInfo      // with Ranks
 	heartbeat time.Duration // the silence this process tolerates (0: none)
@@ -171,8 +313,6 @@ type hello struct {
 
 func (h hello) encode() []byte {
 	var e enc
-	e.WriteString(helloMagic)
-	e.Write(h.token[:])
 	e.u32(uint32(h.nranks))
 	e.list(h.info.Ranks)
 	e.str(h.info.Host)
@@ -187,10 +327,6 @@ func (h hello) encode() []byte {
 func decodeHello(p []byte) (hello, error) {
 	var h hello
 	d := dec{b: p}
-	if string(d.take(len(helloMagic))) != helloMagic {
-		return h, errors.New("bootstrap: not a gccl hello (wrong magic or version)")
-	}
-	copy(h.token[:], d.take(tokenBytes))
 	h.nranks = int(d.u32())
 	h.info.Ranks = d.list()
 	h.info.Host = d.str()

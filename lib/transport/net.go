@@ -2,7 +2,6 @@ package transport
 
 import (
 	"bufio"
-	"crypto/subtle"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gccl/gccl/lib/internal/handshake"
 	"github.com/gccl/gccl/lib/proto"
 )
 
@@ -31,9 +31,9 @@ import (
 // on, which a socket's copy into memory does not promise.
 //
 // A connection is opened by the sender: it dials the receiving process's
-// listener (one per process, NetListener) and names the connection and the
-// job's token in a hello; the listener refuses and logs a wrong token and
-// goes on.
+// listener (one per process, NetListener), both ends prove they hold the
+// job's token without sending it, and the sender names the connection
+// (see dialNet); the listener refuses and logs a wrong token and goes on.
 type Net struct {
 	Listener *NetListener
 	// Addr is the listener address of the process that holds rank.
@@ -692,8 +692,50 @@ func (px *proxy) runRecv() error {
 	}
 }
 
-// helloMagic opens every connection to a NetListener.
-const helloMagic = "GCCLNET1"
+// The handshake of a connection to a NetListener (integers little
+// endian), in which no end sends the job's token:
+//
+//	dialler  -> listener: netMagic | dialler's nonce [32]
+//	listener -> dialler:  netMagic | listener's nonce [32] | listener's proof [32]
+//	dialler  -> listener: 1 | dialler's proof [32] | key length u16 | key
+//	                      (or 0 alone: the listener's proof failed, and close)
+//	listener -> dialler:  1 (the connection is taken)
+//
+// The listener's proof is HMAC-SHA256(token, netListenerLabel | dialler's
+// nonce | listener's nonce), the dialler's HMAC-SHA256(token, netDialerLabel
+// | both nonces | key) (lib/internal/handshake). The dialler checks the
+// listener's proof before it sends its own: a program on the listener's
+// port learns a nonce, and a recorded proof is worthless against the
+// listener's next nonce. Before the dialler's proof checks out the listener
+// reads at most netPreAuthBytes, within netHelloDeadline, for at most
+// maxNetUnauth connections at once (the next are closed at once).
+const netMagic = "GCCLNET2"
+
+const (
+	netListenerLabel = netMagic + " listener"
+	netDialerLabel   = netMagic + " dialer"
+)
+
+// maxNetKey bounds a connection's key (NetKey's are under 100 bytes).
+const maxNetKey = 1 << 10
+
+// netPreAuthBytes is the most a listener reads of a connection that has
+// not proved the token: the nonce message and the proof with its key.
+const netPreAuthBytes = len(netMagic) + handshake.NonceBytes + 1 + handshake.ProofBytes + 2 + maxNetKey
+
+// netHelloDeadline bounds a connection's handshake.
+const netHelloDeadline = 5 * time.Second
+
+// maxNetUnauth bounds the connections a listener authenticates at once.
+const maxNetUnauth = 64
+
+// netRefusalEvery is the least time between two lines of a listener's log
+// of refused connections (tests shorten it before ListenNet).
+var netRefusalEvery = 10 * time.Second
+
+// errNotPeer is a listener that could not prove the job's token: dialling
+// it again is no use.
+var errNotPeer = errors.New("not this job's network listener")
 
 // socketBuffer is each socket's send and receive buffer: large, so a
 // whole FIFO's worth of steps can be in flight.
@@ -707,10 +749,14 @@ func tune(c net.Conn) {
 	}
 }
 
-// dialNet connects to the listener at addr, retrying until timeout, and
-// presents the token and the connection's key; the listener answers one
-// byte when it took the connection.
+// dialNet connects to the listener at addr, retrying until timeout (a
+// listener that is busy, or not up yet), and authenticates with token and
+// names the connection's key; a listener that cannot prove the token ends
+// it at once.
 func dialNet(addr, token, key string, timeout time.Duration, stop func() bool) (net.Conn, error) {
+	if len(key) > maxNetKey {
+		return nil, fmt.Errorf("a connection key of %d bytes: at most %d", len(key), maxNetKey)
+	}
 	if timeout <= 0 {
 		timeout = time.Minute
 	}
@@ -719,10 +765,13 @@ func dialNet(addr, token, key string, timeout time.Duration, stop func() bool) (
 		c, err := net.DialTimeout("tcp", addr, time.Until(deadline))
 		if err == nil {
 			tune(c)
-			if err = hello(c, token, key, deadline); err == nil {
+			if err = hello(c, addr, token, key, deadline); err == nil {
 				return c, nil
 			}
 			c.Close()
+			if errors.Is(err, errNotPeer) {
+				return nil, err
+			}
 		}
 		if time.Now().After(deadline) || (stop != nil && stop()) {
 			return nil, err
@@ -731,13 +780,37 @@ func dialNet(addr, token, key string, timeout time.Duration, stop func() bool) (
 	}
 }
 
-func hello(c net.Conn, token, key string, deadline time.Time) error {
+// hello runs the dialler's side of the handshake.
+func hello(c net.Conn, addr, token, key string, deadline time.Time) error {
+	if by := time.Now().Add(netHelloDeadline); by.Before(deadline) {
+		deadline = by
+	}
 	_ = c.SetDeadline(deadline)
 	defer c.SetDeadline(time.Time{})
-	msg := make([]byte, 0, len(helloMagic)+4+len(token)+len(key))
-	msg = append(msg, helloMagic...)
-	msg = binary.LittleEndian.AppendUint16(msg, uint16(len(token)))
-	msg = append(msg, token...)
+	dn, err := handshake.Nonce()
+	if err != nil {
+		return err
+	}
+	if _, err := c.Write(append([]byte(netMagic), dn[:]...)); err != nil {
+		return err
+	}
+	var ch [len(netMagic) + handshake.NonceBytes + handshake.ProofBytes]byte
+	if _, err := io.ReadFull(c, ch[:]); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return fmt.Errorf("the process listening at %s closed the connection without answering (a listener busy with other connections, or not a gccl listener of this version)", addr)
+		}
+		return fmt.Errorf("the process listening at %s did not answer: %w", addr, err)
+	}
+	if string(ch[:len(netMagic)]) != netMagic {
+		return fmt.Errorf("the process listening at %s is %w: it is not a gccl listener of this version (magic %q, want %q)", addr, errNotPeer, ch[:len(netMagic)], netMagic)
+	}
+	ln, proof := ch[len(netMagic):][:handshake.NonceBytes], ch[len(netMagic)+handshake.NonceBytes:]
+	if !handshake.Verify(proof, []byte(token), netListenerLabel, dn[:], ln) {
+		_, _ = c.Write([]byte{0})
+		return fmt.Errorf("the process listening at %s is %w (it could not prove the job token): its port is taken by another program or another job, or the job's processes hold different tokens", addr, errNotPeer)
+	}
+	mine := handshake.Proof([]byte(token), netDialerLabel, dn[:], ln, []byte(key))
+	msg := append([]byte{1}, mine[:]...)
 	msg = binary.LittleEndian.AppendUint16(msg, uint16(len(key)))
 	msg = append(msg, key...)
 	if _, err := c.Write(msg); err != nil {
@@ -745,18 +818,22 @@ func hello(c net.Conn, token, key string, deadline time.Time) error {
 	}
 	var ok [1]byte
 	if _, err := io.ReadFull(c, ok[:]); err != nil {
-		return fmt.Errorf("the listener refused the connection (wrong job token?): %w", err)
+		return fmt.Errorf("the listener at %s refused the connection after the handshake: %w", addr, err)
 	}
 	return nil
 }
 
 // NetListener is a process's listener for the network connections other
-// processes open to its ranks. It checks each one's token and hands it to
+// processes open to its ranks. It authenticates each one and hands it to
 // the Connect waiting for its key (or keeps it until one does).
 type NetListener struct {
 	ln    net.Listener
 	token string
 	logf  func(format string, args ...any)
+	// unauth holds the connections authenticating; refusals counts and
+	// logs those refused.
+	unauth   *handshake.Pending
+	refusals *handshake.Refusals
 
 	mu      sync.Mutex
 	waiting map[string]chan net.Conn // guarded by mu
@@ -765,7 +842,8 @@ type NetListener struct {
 }
 
 // ListenNet listens on addr ("host:port"; port 0 picks one) for the job
-// with token. logf receives a line per refused connection.
+// with token. logf receives the refused connections: at most one line per
+// 10 s, counting them by reason.
 func ListenNet(addr, token string, logf func(format string, args ...any)) (*NetListener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -774,7 +852,9 @@ func ListenNet(addr, token string, logf func(format string, args ...any)) (*NetL
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	l := &NetListener{ln: ln, token: token, logf: logf, waiting: map[string]chan net.Conn{}, arrived: map[string]net.Conn{}}
+	l := &NetListener{ln: ln, token: token, logf: logf, waiting: map[string]chan net.Conn{}, arrived: map[string]net.Conn{},
+		unauth: handshake.NewPending(maxNetUnauth)}
+	l.refusals = handshake.NewRefusals("gccl: net: listener "+l.Addr(), netRefusalEvery, func(line string) { logf("%s", line) })
 	go l.acceptLoop()
 	return l, nil
 }
@@ -784,20 +864,37 @@ func (l *NetListener) Addr() string { return l.ln.Addr().String() }
 
 func (l *NetListener) acceptLoop() {
 	for {
-		c, err := l.ln.Accept()
+		c, err := handshake.Accept(l.ln, nil)
 		if err != nil {
 			return // closed
+		}
+		if !l.unauth.Enter(c) {
+			c.Close()
+			l.refused(c, fmt.Sprintf("over the limit of %d unauthenticated connections", maxNetUnauth), "")
+			continue
 		}
 		go l.admit(c)
 	}
 }
 
-// admit reads a connection's hello within 5 s and delivers it, or refuses
-// and logs it. It never blocks the accept loop.
+// refused counts and logs a refused connection, unless the listener is
+// closing (it closed the connection itself).
+func (l *NetListener) refused(c net.Conn, reason, detail string) {
+	l.mu.Lock()
+	closed := l.closed
+	l.mu.Unlock()
+	if !closed {
+		l.refusals.Add(c.RemoteAddr(), reason, detail)
+	}
+}
+
+// admit authenticates a connection within netHelloDeadline and delivers
+// it, or refuses and logs it. It never blocks the accept loop.
 func (l *NetListener) admit(c net.Conn) {
-	key, err := readHello(c, l.token)
-	if err != nil {
-		l.logf("gccl: net: refused a connection from %s: %v", c.RemoteAddr(), err)
+	key, reason, detail := readHello(c, l.token)
+	l.unauth.Leave(c)
+	if reason != "" {
+		l.refused(c, reason, detail)
 		c.Close()
 		return
 	}
@@ -818,40 +915,77 @@ func (l *NetListener) admit(c net.Conn) {
 	}
 }
 
-func readHello(c net.Conn, token string) (string, error) {
-	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+// Reasons a listener refuses a connection (its log counts by them).
+const (
+	netReasonAuth    = "failed authentication"
+	netReasonClosed  = "closed before authenticating"
+	netReasonNotGCCL = "not a gccl network connection"
+)
+
+// readHello runs the listener's side of the handshake; it returns the
+// connection's key, or why it refuses it.
+func readHello(c net.Conn, token string) (key, reason, detail string) {
+	_ = c.SetDeadline(time.Now().Add(netHelloDeadline))
 	defer c.SetDeadline(time.Time{})
-	var magic [len(helloMagic)]byte
-	if _, err := io.ReadFull(c, magic[:]); err != nil || string(magic[:]) != helloMagic {
-		return "", errors.New("not a gccl connection")
+	var open [len(netMagic) + handshake.NonceBytes]byte
+	if _, err := io.ReadFull(c, open[:]); err != nil {
+		return netHelloFailure(err)
 	}
-	got, err := readString(c)
+	if m := open[:len(netMagic)]; string(m) != netMagic {
+		return "", netReasonNotGCCL, fmt.Sprintf("magic %q, want %q", m, netMagic)
+	}
+	dn := open[len(netMagic):]
+	ln, err := handshake.Nonce()
 	if err != nil {
-		return "", err
+		return "", "no nonce to challenge it with", err.Error()
 	}
-	if subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
-		return "", errors.New("wrong job token")
+	proof := handshake.Proof([]byte(token), netListenerLabel, dn, ln[:])
+	if _, err := c.Write(append(append([]byte(netMagic), ln[:]...), proof[:]...)); err != nil {
+		return netHelloFailure(err)
 	}
-	key, err := readString(c)
-	if err != nil {
-		return "", err
+	var head [1 + handshake.ProofBytes + 2]byte
+	if _, err := io.ReadFull(c, head[:1]); err != nil {
+		return netHelloFailure(err)
+	}
+	switch head[0] {
+	case 0:
+		return "", netReasonAuth, "it holds another job's token"
+	case 1:
+	default:
+		return "", netReasonNotGCCL, fmt.Sprintf("a proof's marker %d", head[0])
+	}
+	if _, err := io.ReadFull(c, head[1:]); err != nil {
+		return netHelloFailure(err)
+	}
+	n := int(binary.LittleEndian.Uint16(head[1+handshake.ProofBytes:]))
+	if n > maxNetKey {
+		return "", netReasonNotGCCL, fmt.Sprintf("a connection key of %d bytes, at most %d", n, maxNetKey)
+	}
+	k := make([]byte, n)
+	if _, err := io.ReadFull(c, k); err != nil {
+		return netHelloFailure(err)
+	}
+	if !handshake.Verify(head[1:1+handshake.ProofBytes], []byte(token), netDialerLabel, dn, ln[:], k) {
+		return "", netReasonAuth, "its proof does not match this job's token"
 	}
 	if _, err := c.Write([]byte{1}); err != nil {
-		return "", err
+		return netHelloFailure(err)
 	}
-	return key, nil
+	return string(k), "", ""
 }
 
-func readString(r io.Reader) (string, error) {
-	var n [2]byte
-	if _, err := io.ReadFull(r, n[:]); err != nil {
-		return "", errors.New("a short hello")
+// netHelloFailure is readHello's refusal of a connection whose read or
+// write failed with err, said as what happened.
+func netHelloFailure(err error) (key, reason, detail string) {
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		return "", fmt.Sprintf("no hello within %v", netHelloDeadline), ""
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return "", netReasonClosed, ""
+	default:
+		return "", netReasonClosed, err.Error()
 	}
-	b := make([]byte, binary.LittleEndian.Uint16(n[:]))
-	if _, err := io.ReadFull(r, b); err != nil {
-		return "", errors.New("a short hello")
-	}
-	return string(b), nil
 }
 
 // Await returns the connection opened for key, waiting up to timeout (0:
@@ -905,6 +1039,8 @@ func (l *NetListener) Close() {
 	}
 	l.closed = true
 	l.ln.Close()
+	l.unauth.CloseAll()
+	l.refusals.Close()
 	for k, c := range l.arrived {
 		c.Close()
 		delete(l.arrived, k)

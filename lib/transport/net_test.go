@@ -462,9 +462,9 @@ func TestNetSockets(t *testing.T) {
 	}
 }
 
-// TestNetRefusesWrongToken: a connection with another job's token (or
-// none at all) is refused and logged; the listener goes on and admits the
-// right one.
+// TestNetRefusesWrongToken: a connection with another job's token fails
+// at once at both ends, each saying why (neither learns the other's
+// token); the listener goes on and admits the right one.
 func TestNetRefusesWrongToken(t *testing.T) {
 	var mu sync.Mutex
 	var logged []string
@@ -477,8 +477,13 @@ func TestNetRefusesWrongToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if _, err := dialNet(l.Addr(), "wrong", "k", 300*time.Millisecond, nil); err == nil {
-		t.Fatal("a wrong token was admitted")
+	start := time.Now()
+	_, err = dialNet(l.Addr(), "wrong", "k", 30*time.Second, nil)
+	if err == nil || !strings.Contains(err.Error(), "is not this job's network listener (it could not prove the job token)") {
+		t.Fatalf("a wrong token: %v", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the wrong token failed after %v: want at once, not at the timeout", d)
 	}
 	c, err := dialNet(l.Addr(), "right", "k", 5*time.Second, nil)
 	if err != nil {
@@ -492,8 +497,8 @@ func TestNetRefusesWrongToken(t *testing.T) {
 	got.Close()
 	mu.Lock()
 	defer mu.Unlock()
-	if len(logged) == 0 || !strings.Contains(logged[0], "wrong job token") {
-		t.Fatalf("the refusal was not logged: %q", logged)
+	if len(logged) != 1 || !strings.Contains(logged[0], "failed authentication (it holds another job's token)") {
+		t.Fatalf("the refusal was not logged once: %q", logged)
 	}
 }
 

@@ -1,0 +1,6 @@
+//go:build !unix
+
+package bootstrap
+
+// raiseFileLimit is the open files this process may hold, as far as known.
+func raiseFileLimit() int { return 1024 }
