@@ -57,7 +57,7 @@ func joinJob(lookup func(string) (string, bool), timeout time.Duration) (*job, e
 	}
 	host, _ := os.Hostname()
 	link, err := bootstrap.JoinID(id, l.Size, []int{l.Rank}, bootstrap.ProcInfo{Host: host, Pid: os.Getpid()},
-		bootstrap.JoinOptions{Timeout: timeout})
+		bootstrap.JoinOptions{Timeout: timeout, Name: "the harness's"})
 	if err != nil {
 		if served != nil {
 			ccl.ReleaseRoot(*served, 0)

@@ -1,6 +1,7 @@
 package bootstrap
 
 import (
+	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -27,7 +28,21 @@ type JoinOptions struct {
 	// Half of it is the heartbeat: the longest silence from the root this
 	// process, and from this process the root, takes for a lost link.
 	Timeout time.Duration
+	// Name says whose root this is in messages ("the communicator's", "the
+	// harness's"): a process may be in several jobs, each with a root of
+	// its own, and an error that names two addresses must say which is
+	// which. "" is "the".
+	Name string
 }
+
+// thisProcess tells the root which joined process it runs in (hello's
+// process). Drawn once; a failed draw leaves 0, which only costs the
+// messages the root's ranks.
+var thisProcess = func() uint64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return binary.LittleEndian.Uint64(b[:]) | 1
+}()
 
 // heartbeatOf is the silence a job with this timeout takes for a lost
 // link: half the timeout, so that every rank hears of a lost host before
@@ -101,7 +116,7 @@ func Join(addr string, token [tokenBytes]byte, nranks int, ranks []int, info Pro
 	// before it calls the root silent (seen in CI: a process gave up on a
 	// root 1 s late and the job failed naming it, not the absent rank).
 	_ = conn.SetDeadline(deadline.Add(joinAnswerGrace))
-	err = writeFrame(conn, frameHello, hello{nranks: nranks, info: info, heartbeat: heartbeatOf(opt.Timeout)}.encode())
+	err = writeFrame(conn, frameHello, hello{nranks: nranks, info: info, heartbeat: heartbeatOf(opt.Timeout), process: thisProcess}.encode())
 	var typ byte
 	var p []byte
 	if err == nil {
@@ -139,11 +154,13 @@ func Join(addr string, token [tokenBytes]byte, nranks int, ranks []int, info Pro
 		conn.Close()
 		return nil, err
 	}
-	where := fmt.Sprintf("the bootstrap root at %s (host %s, pid %d", addr, root.host, root.pid)
-	for _, p := range procs {
-		if p.Pid == root.pid && p.Host == root.host {
-			where += ": the " + p.String()
-		}
+	name := opt.Name
+	if name == "" {
+		name = "the"
+	}
+	where := fmt.Sprintf("%s bootstrap root at %s (host %s, pid %d", name, addr, root.host, root.pid)
+	if root.index >= 0 {
+		where = fmt.Sprintf("%s bootstrap root at %s (in the %v", name, addr, procs[root.index])
 	}
 	c := &Client{conn: conn, addr: addr, rootDesc: where + ")", timeout: opt.Timeout, index: index, procs: procs, nranks: nranks,
 		results: make(chan result, 1), lost: make(chan struct{}), done: make(chan struct{})}

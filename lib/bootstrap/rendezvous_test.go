@@ -476,7 +476,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(open{nonce: [32]byte{1}}.encode())
 	f.Add(challenge{nonce: [32]byte{1}, proof: [32]byte{2}}.encode())
 	f.Add([]byte("gccl-bs2 and the rest"))
-	f.Add(encodeTable(0, rootProc{"h", 1}, []ProcInfo{{Ranks: []int{0}, Host: "h"}}))
+	f.Add(encodeTable(0, rootProc{"h", 1, 0}, []ProcInfo{{Ranks: []int{0}, Host: "h"}}))
 	f.Add(coll{seq: 3, kind: collAllGather, data: []byte{1}}.encode())
 	f.Add(encodeResult(3, [][]byte{{1}, {}}))
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
@@ -560,7 +560,7 @@ func TestHeartbeatLosesASilentProcess(t *testing.T) {
 // within its heartbeat, with an error that says so.
 func TestHeartbeatLosesASilentRoot(t *testing.T) {
 	addr := fakeRoot(t, func(c net.Conn) { // the table, and never another word
-		writeFrame(c, frameTable, encodeTable(0, rootProc{host: "roothost", pid: 9}, []ProcInfo{{Ranks: []int{0}, Host: "me", Pid: 1}}))
+		writeFrame(c, frameTable, encodeTable(0, rootProc{host: "roothost", pid: 9, index: -1}, []ProcInfo{{Ranks: []int{0}, Host: "me", Pid: 1}}))
 		time.Sleep(10 * time.Second)
 	})
 	c, err := Join(addr, testToken, 1, []int{0}, ProcInfo{Host: "me", Pid: 1}, JoinOptions{Timeout: 600 * time.Millisecond})
@@ -635,4 +635,55 @@ func fakeRoot(t *testing.T, answer func(c net.Conn)) string {
 		answer(c)
 	}()
 	return ln.Addr().String()
+}
+
+// A process that loses the root names it as its caller named it (a
+// process may be in two jobs, each with a root) and says which ranks' process
+// it ran in, found by the process's number and not by host and pid (which
+// --hosts makes differ from the root's own hostname).
+func TestLostRootNamesItsProcess(t *testing.T) {
+	r, _ := newRoot(t, 10*time.Second)
+	joined := make(chan *Client, 1)
+	go func() {
+		// This process: the one the root runs in.
+		c, err := Join(r.Addr(), testToken, 2, []int{0}, ProcInfo{Host: "host0 on vm", Pid: 7}, JoinOptions{Timeout: 5 * time.Second, Name: "the communicator's"})
+		if err != nil {
+			t.Error(err)
+		}
+		joined <- c
+	}()
+	other, err := net.Dial("tcp", r.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := authenticate(other, r.Addr(), testToken, time.Now().Add(5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	h := hello{nranks: 2, info: ProcInfo{Ranks: []int{1}, Host: "host1 on vm", Pid: 8}, process: thisProcess + 2}
+	if err := writeFrame(other, frameHello, h.encode()); err != nil {
+		t.Fatal(err)
+	}
+	typ, p, err := readFrame(other, maxFrame)
+	if err != nil || typ != frameTable {
+		t.Fatalf("no table: type %d, %v", typ, err)
+	}
+	if _, root, _, err := decodeTable(p); err != nil || root.index != 0 {
+		t.Errorf("the table names process %d as the root's (%v), want 0", root.index, err)
+	}
+	c := <-joined
+	if c == nil {
+		t.FailNow()
+	}
+	defer c.Close()
+	r.Close()
+	select {
+	case <-c.Lost():
+	case <-time.After(5 * time.Second):
+		t.Fatal("a closed root was not noticed in 5 s")
+	}
+	want := "lost the communicator's bootstrap root at " + r.Addr() + " (in the process of rank 0 (host host0 on vm, pid 7))"
+	if err := c.LostErr(); !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v: want %q", err, want)
+	}
 }

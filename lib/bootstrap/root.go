@@ -97,6 +97,8 @@ type member struct {
 	heard atomic.Int64
 	// heartbeat is the silence the process tolerates (from its hello).
 	heartbeat time.Duration
+	// process is its thisProcess (from its hello).
+	process uint64
 }
 
 func (m *member) send(typ byte, p []byte) {
@@ -128,7 +130,7 @@ func ServeRoot(addr string, token [tokenBytes]byte, opt RootOptions) (*Root, err
 		return nil, fmt.Errorf("bootstrap: root: %w", err)
 	}
 	host, _ := os.Hostname()
-	r := &Root{ln: ln, self: rootProc{host: host, pid: os.Getpid()}, token: token, opt: opt, claimed: map[int]*member{}, pending: map[uint64]*gather{}, left: make(chan struct{}), stop: make(chan struct{})}
+	r := &Root{ln: ln, self: rootProc{host: host, pid: os.Getpid(), index: -1}, token: token, opt: opt, claimed: map[int]*member{}, pending: map[uint64]*gather{}, left: make(chan struct{}), stop: make(chan struct{})}
 	r.unauth = handshake.NewPending(maxUnauth)
 	r.refusals = handshake.NewRefusals("gccl bootstrap root "+r.Addr(), refusalLogEvery, func(line string) { fmt.Fprintln(opt.Log, line) })
 	r.joinBy, r.joinWithin = time.Now().Add(opt.Timeout), opt.Timeout
@@ -190,7 +192,7 @@ func (r *Root) serve(c net.Conn) {
 		c.Close()
 		return
 	}
-	m := &member{conn: c, info: h.info, heartbeat: h.heartbeat}
+	m := &member{conn: c, info: h.info, heartbeat: h.heartbeat, process: h.process}
 	m.heard.Store(time.Now().UnixNano())
 	if reason := r.admit(m, h.nranks); reason != "" {
 		r.logf("refused %s (pid %d): %s", c.RemoteAddr(), h.info.Pid, reason)
@@ -386,15 +388,22 @@ func (r *Root) admit(m *member, nranks int) string {
 	r.procs = slices.Clone(r.members)
 	slices.SortFunc(r.procs, func(a, b *member) int { return slices.Min(a.info.Ranks) - slices.Min(b.info.Ranks) })
 	infos := make([]ProcInfo, len(r.procs))
+	self := r.self
 	for i, p := range r.procs {
 		p.index = i
 		infos[i] = p.info
+		if p.process == thisProcess {
+			self.index = i
+		}
+	}
+	if n := countFunc(r.procs, func(m *member) bool { return m.process == thisProcess }); n > 1 {
+		self.index = -1 // several joins from this process (tests): none is the root's own
 	}
 	for i, p := range r.procs {
 		r.wg.Add(1)
 		go func() { // not under mu: a slow reader must not hold up the root
 			defer r.wg.Done()
-			p.send(frameTable, encodeTable(i, r.self, infos))
+			p.send(frameTable, encodeTable(i, self, infos))
 		}()
 	}
 	if limit := heartbeatLimit(r.procs); limit > 0 {
@@ -570,11 +579,12 @@ func complete(g *gather) ([][]byte, string) {
 func (r *Root) disconnected(m *member, err error) {
 	r.mu.Lock()
 	m.gone = true
-	bye, failed := m.bye, r.failed != ""
+	// A root closing ends every connection itself: that loses no process.
+	bye, failed, closed := m.bye, r.failed != "", r.closed
 	r.checkLeft()
 	r.mu.Unlock()
 	m.conn.Close()
-	if !bye && !failed {
+	if !bye && !failed && !closed {
 		why := "connection closed"
 		if err != io.EOF {
 			why = err.Error()
@@ -692,4 +702,14 @@ func joinInts(v []int) string {
 		s[i] = fmt.Sprint(x)
 	}
 	return strings.Join(s, ", ")
+}
+
+func countFunc[T any](v []T, f func(T) bool) int {
+	n := 0
+	for _, x := range v {
+		if f(x) {
+			n++
+		}
+	}
+	return n
 }

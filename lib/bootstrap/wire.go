@@ -20,8 +20,8 @@ import (
 //	challenge = "gccl-bs3" | root's nonce [32] | root's proof [32]
 //	busy      = (empty)                           (root -> process, for a challenge: try again)
 //	proof     = process's proof [32]              (process -> root)
-//	hello     = nranks u32 | ranks list | host str | hostid str | pid u32 | blob bytes | heartbeat_ms u32
-//	table     = index u32 | root's host str | root's pid u32 | nprocs u32 | nprocs x (ranks list | host str | hostid str | pid u32 | blob bytes)
+//	hello     = nranks u32 | ranks list | host str | hostid str | pid u32 | blob bytes | heartbeat_ms u32 | process u64
+//	table     = index u32 | root's host str | root's pid u32 | root's process index i32 | nprocs u32 | nprocs x (ranks list | host str | hostid str | pid u32 | blob bytes)
 //	refuse    = reason str                        (root -> process: the join failed; process -> root, for a proof: the root's proof failed)
 //	coll      = seq u64 | kind u8 | root u32 | op u8 | data bytes
 //	result    = seq u64 | count u32 | count x bytes (one per process for allgather, else one)
@@ -40,6 +40,12 @@ import (
 // nonce makes a recorded proof worthless to replay. The root answers busy
 // instead while maxUnauth connections are authenticating, and reads frames
 // of at most preAuthFrame bytes until the proof checks out, maxFrame after.
+//
+// process is a random number drawn once per process (thisProcess): the
+// root finds the joined process it runs in by it, and names it in the
+// table (-1: none), so that a process that loses the root can say which
+// ranks went with it (hostnames and pids do not tell: --hosts simulates
+// several hosts on one, and pids repeat across hosts).
 //
 // heartbeat_ms is how long the process lets its link to the root stay
 // silent before it calls the root lost; the root pings every process at a
@@ -309,6 +315,7 @@ type hello struct {
 	nranks    int
 	info      ProcInfo      // with Ranks
 	heartbeat time.Duration // the silence this process tolerates (0: none)
+	process   uint64        // the joining process's thisProcess
 }
 
 func (h hello) encode() []byte {
@@ -320,6 +327,7 @@ func (h hello) encode() []byte {
 	e.u32(uint32(h.info.Pid))
 	e.bytes(h.info.Blob)
 	e.u32(uint32(min(h.heartbeat.Milliseconds(), math.MaxUint32)))
+	e.u64(h.process)
 	return e.Bytes()
 }
 
@@ -334,6 +342,7 @@ func decodeHello(p []byte) (hello, error) {
 	h.info.Pid = int(d.u32())
 	h.info.Blob = d.bytes()
 	h.heartbeat = time.Duration(d.u32()) * time.Millisecond
+	h.process = d.u64()
 	if err := d.done(); err != nil {
 		return h, err
 	}
@@ -351,10 +360,12 @@ func decodeHello(p []byte) (hello, error) {
 	return h, nil
 }
 
-// rootProc is where the root runs: its host and pid.
+// rootProc is where the root runs: its host and pid, and the index of
+// its process among the job's (-1 when it runs in none of them).
 type rootProc struct {
-	host string
-	pid  int
+	host  string
+	pid   int
+	index int
 }
 
 func encodeTable(index int, root rootProc, procs []ProcInfo) []byte {
@@ -362,6 +373,7 @@ func encodeTable(index int, root rootProc, procs []ProcInfo) []byte {
 	e.u32(uint32(index))
 	e.str(root.host)
 	e.u32(uint32(root.pid))
+	e.u32(uint32(int32(root.index)))
 	e.u32(uint32(len(procs)))
 	for _, p := range procs {
 		e.list(p.Ranks)
@@ -376,7 +388,7 @@ func encodeTable(index int, root rootProc, procs []ProcInfo) []byte {
 func decodeTable(b []byte) (int, rootProc, []ProcInfo, error) {
 	d := dec{b: b}
 	index := int(d.u32())
-	root := rootProc{host: d.str(), pid: int(d.u32())}
+	root := rootProc{host: d.str(), pid: int(d.u32()), index: int(int32(d.u32()))}
 	n := d.u32()
 	if d.err != nil || int64(n) > int64(len(d.b)) {
 		return 0, root, nil, errShort
@@ -394,6 +406,9 @@ func decodeTable(b []byte) (int, rootProc, []ProcInfo, error) {
 	}
 	if index < 0 || index >= len(procs) {
 		return 0, root, nil, fmt.Errorf("bootstrap: table index %d of %d processes", index, len(procs))
+	}
+	if root.index < -1 || root.index >= len(procs) {
+		return 0, root, nil, fmt.Errorf("bootstrap: the root's process index %d of %d processes", root.index, len(procs))
 	}
 	return index, root, procs, nil
 }

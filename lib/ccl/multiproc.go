@@ -180,7 +180,7 @@ func InitRanks(nranks int, id UniqueID, ranks []int, cfg Config) ([]*Comm, error
 	blob, _ := json.Marshal(mine)
 	link, err := bootstrap.Join(addr, id.Token(), nranks, ranks, bootstrap.ProcInfo{
 		Host: hostLabel(host), HostID: hostID(host), Pid: os.Getpid(), Blob: blob,
-	}, bootstrap.JoinOptions{Timeout: joinTimeout})
+	}, bootstrap.JoinOptions{Timeout: joinTimeout, Name: "the communicator's"})
 	if err != nil {
 		return nil, fmt.Errorf("ccl: InitRanks: %w", err)
 	}
