@@ -105,7 +105,11 @@ func (e *engine) newRunner(comms []Comm) (*runner, error) {
 	if e.job != nil {
 		r.bar.across = e.job.link.Barrier
 	}
-	r.bufs = allocBuffers(len(comms), e.o.MaxBytes, e.o.Unalign)
+	mirrored := len(comms) > 0
+	if mirrored {
+		_, mirrored = comms[0].(mirrorComm)
+	}
+	r.bufs = allocBuffers(len(comms), e.o.MaxBytes, e.o.Unalign, !mirrored)
 	for th := 0; th < e.o.Threads && len(comms) > 0; th++ {
 		if cs := r.threadComms(th); threadGroups(cs) {
 			if s, ok := cs[0].(threadGroupSharer); ok {
@@ -225,10 +229,13 @@ func complete(cs []Comm) error {
 
 // threadResult is what one thread measured.
 type threadResult struct {
-	sec   float64   // per operation
-	iters []float64 // per-iteration seconds (per operation), when recorded
-	wrong int64     // wrong elements seen by --check-timed
-	err   error
+	sec float64 // per operation
+	// cpuSec is per operation too, up to the last enqueue (the final wait
+	// not counted): nccl-tests' cputime, the time -C 1 reports.
+	cpuSec float64
+	iters  []float64 // per-iteration seconds (per operation), when recorded
+	wrong  int64     // wrong elements seen by --check-timed
+	err    error
 }
 
 // timeThread is nccl-tests' BenchTime for one thread: warmup, one untimed
@@ -305,6 +312,10 @@ func (r *runner) timeThread(th int, p point, inPlace bool, seed uint64, warm boo
 			}
 		}
 	}
+	enqueued := total
+	if !perIter {
+		enqueued = time.Since(start)
+	}
 	if err := complete(cs); err != nil {
 		return fail(err)
 	}
@@ -312,6 +323,7 @@ func (r *runner) timeThread(th int, p point, inPlace bool, seed uint64, warm boo
 		total = time.Since(start)
 	}
 	res.sec = total.Seconds() / float64(iters*o.AggIters)
+	res.cpuSec = enqueued.Seconds() / float64(iters*o.AggIters)
 	return res
 }
 
@@ -342,7 +354,11 @@ func (r *runner) batch(p point, inPlace bool, seed uint64, warm bool, iters int)
 func (r *runner) add(m *measurement, results []threadResult) error {
 	secs := make([]float64, 0, len(results))
 	for _, res := range results {
-		secs = append(secs, res.sec)
+		if r.o.CPUTime != 0 {
+			secs = append(secs, res.cpuSec)
+		} else {
+			secs = append(secs, res.sec)
+		}
 		m.checkedWrong += res.wrong
 	}
 	if r.o.PerIter != 0 || r.o.CheckTimed {

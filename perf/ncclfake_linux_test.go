@@ -23,7 +23,7 @@ import (
 type fake struct {
 	path                       string
 	reset, count, cost, minCTA uintptr
-	bench                      uintptr
+	bench, sync                uintptr
 }
 
 // useFake builds the fake and points the backend at it for this test (a
@@ -44,13 +44,14 @@ func useFake(tb testing.TB) *fake {
 	for _, s := range []struct {
 		p    *uintptr
 		name string
-	}{{&f.reset, "fake_reset"}, {&f.count, "fake_count"}, {&f.cost, "fake_set_cost"}, {&f.minCTA, "fake_last_min_ctas"}, {&f.bench, "fake_bench_loop"}} {
+	}{{&f.reset, "fake_reset"}, {&f.count, "fake_count"}, {&f.cost, "fake_set_cost"}, {&f.minCTA, "fake_last_min_ctas"}, {&f.bench, "fake_bench_loop"}, {&f.sync, "fake_set_sync"}} {
 		if *s.p, err = purego.Dlsym(h, s.name); err != nil {
 			tb.Fatal(err)
 		}
 	}
 	f.setCost(0, 0)
-	tb.Cleanup(func() { f.setCost(0, 0) })
+	f.setSync(0)
+	tb.Cleanup(func() { f.setCost(0, 0); f.setSync(0) })
 	return f
 }
 
@@ -63,6 +64,9 @@ func (f *fake) n(counter int) int64 {
 
 // setCost makes each enqueue spin op ns and each launch launch ns.
 func (f *fake) setCost(op, launch int64) { purego.SyscallN(f.cost, uintptr(op), uintptr(launch)) }
+
+// setSync makes every stream sync spin ns.
+func (f *fake) setSync(ns int64) { purego.SyscallN(f.sync, uintptr(ns)) }
 
 // rowTimes are the out-of-place and in-place times (us) of a table's rows.
 func rowTimes(tb testing.TB, stdout string) (oop, ip []float64) {
@@ -241,5 +245,57 @@ func BenchmarkNCCLHostPath(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// The device buffers come from ncclMemAlloc, as nccl-tests' do, unless
+// GCCL_NCCL_ALLOC=cudamalloc; the header says which.
+func TestNCCLBuffersFromMemAlloc(t *testing.T) {
+	f := useFake(t)
+	for _, c := range []struct {
+		env, header string
+		counter     int
+	}{{"", "buffers by ncclMemAlloc", fakelib.MemAlloc}, {"cudamalloc", "buffers by cudaMalloc", fakelib.Malloc}} {
+		t.Setenv(EnvAlloc, c.env)
+		f.resetCounts()
+		r := runWith(t, AllReduce, nil, "--backend", "nccl", "-g", "2", "-b", "8", "-e", "8", "-n", "1", "-w", "1", "-c", "0")
+		if r.code != exitOK {
+			t.Fatalf("%s=%q: exit %d\n%s", EnvAlloc, c.env, r.code, r.stderr)
+		}
+		if n := f.n(c.counter); n != 4 { // send and recv on each of 2 ranks
+			t.Errorf("%s=%q: %d allocations of the expected kind, want 4 (malloc %d memalloc %d)", EnvAlloc, c.env, n, f.n(fakelib.Malloc), f.n(fakelib.MemAlloc))
+		}
+		if !strings.Contains(r.stdout, c.header) {
+			t.Errorf("%s=%q: the header does not say %q\n%s", EnvAlloc, c.env, c.header, r.stdout)
+		}
+	}
+}
+
+// -C 1 reports nccl-tests' cputime: the time up to the last enqueue, the
+// final wait not counted. With every stream sync taking 40 ms, one
+// iteration's time holds the two ranks' waits (80 ms) and its cputime
+// none of them.
+func TestNCCLCPUTime(t *testing.T) {
+	f := useFake(t)
+	const syncNs = 40e6
+	f.setSync(syncNs)
+	base := []string{"--backend", "nccl", "-g", "2", "-b", "8", "-e", "8", "-n", "1", "-w", "0", "-c", "0"}
+	wall := runWith(t, AllReduce, nil, base...)
+	cpu := runWith(t, AllReduce, nil, append(base, "-C", "1")...)
+	for _, r := range []result{wall, cpu} {
+		if r.code != exitOK {
+			t.Fatalf("exit %d\n%s", r.code, r.stderr)
+		}
+	}
+	if !strings.Contains(cpu.stdout, "cputime") {
+		t.Errorf("-C 1: the header does not say cputime\n%s", cpu.stdout)
+	}
+	w, _ := rowTimes(t, wall.stdout)
+	c, _ := rowTimes(t, cpu.stdout)
+	if w[0] < 2*syncNs/1e3 {
+		t.Errorf("time %.0f us holds less than the two ranks' waits (%.0f us)", w[0], 2*syncNs/1e3)
+	}
+	if c[0] >= syncNs/1e3 {
+		t.Errorf("cputime %.0f us holds a wait (%.0f us each): it must stop at the last enqueue", c[0], syncNs/1e3)
 	}
 }

@@ -299,6 +299,9 @@ func (l *Lib) MemAlloc(bytes int) (uintptr, error) {
 	return p, err
 }
 
+// HasMemAlloc says the library has ncclMemAlloc and ncclMemFree.
+func (l *Lib) HasMemAlloc() bool { return l.ncclMemAlloc != nil && l.ncclMemFree != nil }
+
 // MemFree is ncclMemFree.
 func (l *Lib) MemFree(p uintptr) error { return l.ncclErr("ncclMemFree", l.ncclMemFree(p), 0) }
 

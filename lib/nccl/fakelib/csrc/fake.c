@@ -14,8 +14,9 @@
 //     outermost group end (or at an ungrouped call);
 //   - the arguments of the last call of each arity (fake_args), so a
 //     caller can check that every argument arrived.
-// Optional costs (fake_set_cost) make an enqueue or a launch spin, to
-// stand for NCCL's own host work.
+// Optional costs (fake_set_cost, fake_set_sync) make an enqueue, a launch
+// or a stream sync spin, to stand for NCCL's own host work and for work
+// still running on a device.
 //
 // fake_bench_loop is nccl-tests' timed loop (startColl) written in C
 // against these symbols: the host cost of the same calls made from C.
@@ -39,7 +40,7 @@ enum {
 
 static _Atomic long counts[C_NCOUNTS];
 static _Atomic long owner; // the OS thread of the first call since fake_reset; 0: none yet
-static _Atomic long opNs, launchNs;
+static _Atomic long opNs, launchNs, syncNs;
 
 // One slot per arity (0-8 arguments after the function): the last call's.
 static uint64_t lastArgs[9][8];
@@ -123,6 +124,10 @@ EXPORT void fake_set_cost(long op, long launch) {
   atomic_store(&opNs, op);
   atomic_store(&launchNs, launch);
 }
+
+// fake_set_sync makes every cudaStreamSynchronize spin ns: a wait for
+// work still running.
+EXPORT void fake_set_sync(long ns) { atomic_store(&syncNs, ns); }
 
 EXPORT uint64_t fake_args(int arity, int i) { return (arity >= 0 && arity <= 8 && i >= 0 && i < 8) ? lastArgs[arity][i] : 0; }
 
@@ -210,7 +215,12 @@ EXPORT int cudaStreamCreateWithFlags(void** s, unsigned flags) {
   return 0;
 }
 EXPORT int cudaStreamDestroy(void* s) { free(s); return 0; }
-EXPORT int cudaStreamSynchronize(void* s) { (void)s; note(C_STREAM_SYNC); return 0; }
+EXPORT int cudaStreamSynchronize(void* s) {
+  (void)s;
+  note(C_STREAM_SYNC);
+  spin(atomic_load(&syncNs));
+  return 0;
+}
 
 EXPORT int cudaMemcpyAsync(void* dst, const void* src, size_t n, int kind, void* s) {
   (void)kind; (void)s;
