@@ -296,6 +296,7 @@ func (e *engine) runConfig(rc RunConfig, sizes []int64, ops []reduce.Op, roots [
 	if err != nil {
 		return exitInternal, err
 	}
+	defer r.close()
 	if err := e.warmUp(r, sizes, ops, roots, nil); err != nil {
 		return exitCode(err), err
 	}
@@ -371,6 +372,7 @@ func (e *engine) runInterleaved(configs []RunConfig, sizes []int64, ops []reduce
 	if err != nil {
 		return exitInternal, err
 	}
+	defer r.close()
 	if err := e.warmUp(r, sizes, ops, roots, forces); err != nil {
 		return exitCode(err), err
 	}

@@ -8,7 +8,9 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
@@ -132,6 +134,7 @@ func fakeRunner(tb testing.TB, t *Test, g int, size int64, extra ...string) (*ru
 	if err != nil {
 		tb.Fatal(err)
 	}
+	tb.Cleanup(r.close)
 	return r, newPoint(t, size, reduce.Float32, reduce.Sum, 0, g)
 }
 
@@ -297,5 +300,53 @@ func TestNCCLCPUTime(t *testing.T) {
 	}
 	if c[0] >= syncNs/1e3 {
 		t.Errorf("cputime %.0f us holds a wait (%.0f us each): it must stop at the last enqueue", c[0], syncNs/1e3)
+	}
+}
+
+// A thread's every call, batch after batch (warmup, timing, a check),
+// comes from one OS thread, as an nccl-tests thread makes them: NCCL's
+// groups and CUDA's device are per thread, and a new one per batch also
+// lands on another core with cold caches.
+func TestNCCLOneThreadAcrossBatches(t *testing.T) {
+	f := useFake(t)
+	r, p := fakeRunner(t, AllReduce, 4, 8192)
+	// Other goroutines keep the scheduler's threads busy and moving, as a
+	// run's output, signals and timers do: a thread taken per batch from
+	// whatever is free is then seldom the same twice.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					time.Sleep(20 * time.Microsecond)
+				}
+			}
+		}()
+	}
+	defer func() { close(stop); wg.Wait() }()
+	f.resetCounts()
+	for i := 0; i < 20; i++ {
+		if err := r.warmPoint(p, i%2 == 1, 3); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.batch(p, i%2 == 1, 1, i == 0, 10); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.runAll(p, false); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Microsecond) // the driver parks (a row written, a barrier) and wakes wherever
+	}
+	if n := f.n(fakelib.AllReduce); n == 0 {
+		t.Fatal("no allreduce reached the library")
+	}
+	if n := f.n(fakelib.Foreign); n != 0 {
+		t.Errorf("%d calls came from another OS thread than the first: the thread's work hops between threads", n)
 	}
 }
