@@ -22,9 +22,9 @@ import sys
 
 NAME = re.compile(r"^(small|large|graph|cputime|g1|logs)_(.+)_([A-Za-z0-9]+)_p(\d+)\.txt$")
 TUNING = re.compile(r"(\w+): +(\d+) Bytes -> Algo (\w+) proto (\w+)(?: channel\{Lo\.\.Hi\}=\{(\d+)\.\.(\d+)\})?")
-REF = {"gccl": "nt", "ntplugin": "nt"}  # every other variant is held against gccl
-BOUND = {"gccl": (1.0, 0.03), "plugin": (0.5, 0.01), "ntplugin": (0.5, 0.01)}
-ORDER = ["nt", "gccl", "plugin", "ntplugin", "cudamalloc", "purego"]
+REF = {"gccl": "nt", "ntplugin": "nt", "ntpin": "nt", "gcclpin": "ntpin"}  # the rest against gccl
+BOUND = {"gccl": (1.0, 0.03), "gcclpin": (1.0, 0.03), "plugin": (0.5, 0.01), "ntplugin": (0.5, 0.01)}
+ORDER = ["nt", "gccl", "plugin", "ntplugin", "ntpin", "gcclpin", "cudamalloc", "purego"]
 
 
 def rows(path):
@@ -89,6 +89,14 @@ def gap(var, a, b, sa, sb):
     return f"{d:+7.2f} {pct:+6.1f}%{flag:2}"
 
 
+VERDICTS = []  # one line per (step, collective, gap), printed again at the end
+
+
+def verdict(line):
+    print("   " + line)
+    VERDICTS.append(line)
+
+
 def table(step, coll, byvar):
     vars_ = sorted(byvar, key=lambda v: (ORDER.index(v) if v in ORDER else 99, v))
     sizes = sorted({s for runs in byvar.values() for r in runs for s in r})
@@ -112,7 +120,14 @@ def table(step, coll, byvar):
                 flagged[v] += 1
             line += f" {g:>17} |"
         print(line)
-    # In place, one line: the gaps' range and how many sizes pass the bound.
+    # Out of place, then in place: the gaps' range and how many sizes are
+    # beyond the bound (and beyond both sides' spread).
+    for v in gaps:
+        ref = REF.get(v, "gccl")
+        ds = [med(byvar[v], s, 0)[0] - med(byvar[ref], s, 0)[0] for s in sizes
+              if med(byvar[v], s, 0)[0] is not None and med(byvar[ref], s, 0)[0] is not None]
+        if ds:
+            verdict(f"{step} {coll} out of place {v}-{ref}: {min(ds):+.2f} .. {max(ds):+.2f} us; flagged '!' at {flagged[v]} of {len(ds)} sizes")
     for v in gaps:
         ref = REF.get(v, "gccl")
         ds, over = [], 0
@@ -126,9 +141,7 @@ def table(step, coll, byvar):
             if absb is not None and abs(a - b) > max(absb, relb * b) and max(sa, sb) <= abs(a - b):
                 over += 1
         if ds:
-            print(f"   in place {v}-{ref}: {min(ds):+.2f} .. {max(ds):+.2f} us; beyond the bound and the spread at {over} of {len(ds)} sizes")
-    for v, n in flagged.items():
-        print(f"   out of place {v}-{REF.get(v, 'gccl')}: beyond the bound at {n} of {len(sizes)} sizes")
+            verdict(f"{step} {coll} in place {v}-{ref}: {min(ds):+.2f} .. {max(ds):+.2f} us; beyond the bound and the spread at {over} of {len(ds)} sizes")
 
 
 def choices(d):
@@ -180,6 +193,10 @@ def main():
         for coll in sorted(data.get(step, {})):
             table(step, coll, data[step][coll])
     choices(d)
+    if VERDICTS:
+        print("\n## Verdicts (as after each table)")
+        for v in VERDICTS:
+            print("  " + v)
     if bad:
         print("\n## runs that did not exit 0")
         for b in bad:

@@ -10,7 +10,7 @@
 # binary). nccl-tests is built from NCCL_TESTS_TGZ against the installed
 # libnccl (kept in /tmp/nccl-tests while the machine stays up).
 #
-# steps (default: small logs cputime; the second call: large graph g1):
+# steps (default: small logs; a second call: large cputime graph g1):
 #   small    every collective -g N, 8 B-8 MiB by 4, -n 200 -w 20 -c 0, PASSES (3)
 #            passes, the order of the variants rotated from pass to pass:
 #              nt          nccl-tests
@@ -21,6 +21,9 @@
 #              purego      gccl calling through purego.SyscallN (GCCL_NCCL_CALL) -
 #                          allreduce, sendrecv
 #              ntplugin    nccl-tests with the same plugin and file - allreduce, allgather
+#              ntpin, gcclpin  nccl-tests and gccl under taskset -c PINCPUS (GPU 0's CPUs from
+#                          nvidia-smi topo -m): where the driving thread runs, held fixed -
+#                          allreduce, allgather, sendrecv
 #            EXTRA_VARIANTS="name:VAR=value ..." adds gccl variants (allreduce, sendrecv)
 #   large    every collective, 32 MiB-1 GiB by 2, -n 20 -w 5, LARGE_PASSES (2): nt, gccl, plugin
 #   graph    -G 1 (CUDA graphs), allreduce, allgather, sendrecv, 8 B-8 MiB by 4,
@@ -45,7 +48,7 @@ RESERVE=${RESERVE:-25} # kept for the summary and the archive
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 BIN=${BIN:?BIN: the folder with a CGO_ENABLED=0 build of cmd/tune}
 OUT=${OUT:-gpu-out}
-STEPS=${*:-small logs cputime}
+STEPS=${*:-small logs}
 HERE=$(cd "$(dirname "$0")" && pwd)
 W=$(mktemp -d /tmp/gpu-compare.XXXXXX)
 mkdir -p "$OUT" "$W/raw" "$W/logs"
@@ -88,6 +91,12 @@ build_nt() {
 }
 export LD_LIBRARY_PATH=/tmp/ncclhome/lib:${LD_LIBRARY_PATH:-}
 
+# GPU 0's CPUs (nvidia-smi topo -m's CPU Affinity: the first all-digit field
+# of its row after the link columns), for the pinned variants.
+PINCPUS=${PINCPUS:-$(nvidia-smi topo -m 2>/dev/null | awk '$1 == "GPU0" { for (i = 2; i <= NF; i++) if ($i ~ /^[0-9][0-9,-]*$/) { print $i; exit } }')}
+PINCPUS=${PINCPUS:-0-$(($(nproc) - 1))}
+log "pinned variants run on CPUs $PINCPUS"
+
 PLUGIN=$W/libnccl-tuner-gccl.so
 EMPTY=$W/no-rules.csv
 printf '# no rules: the plugin loaded, NCCL choosing\n' >"$EMPTY"
@@ -105,6 +114,8 @@ cmd() {
 	case $v in
 	nt) echo "$NT/build/$p $*" ;;
 	ntplugin) echo "env NCCL_TUNER_PLUGIN=$PLUGIN NCCL_TUNER_CONFIG_FILE=$EMPTY $NT/build/$p $*" ;;
+	ntpin) echo "taskset -c $PINCPUS $NT/build/$p $*" ;;
+	gcclpin) echo "taskset -c $PINCPUS $BIN/tune _perf $p --backend nccl $*" ;;
 	gccl) echo "$BIN/tune _perf $p --backend nccl $*" ;;
 	plugin) echo "env NCCL_TUNER_PLUGIN=$PLUGIN $BIN/tune _perf $p --backend nccl --tuning-file $EMPTY $*" ;;
 	cudamalloc) echo "env GCCL_NCCL_ALLOC=cudamalloc $BIN/tune _perf $p --backend nccl $*" ;;
@@ -152,6 +163,7 @@ variants_small() {
 	local c=$1 v="nt gccl plugin"
 	case $c in all_reduce | sendrecv) v="$v cudamalloc purego" ;; all_gather) v="$v cudamalloc" ;; esac
 	case $c in all_reduce | all_gather) v="$v ntplugin" ;; esac
+	case $c in all_reduce | all_gather | sendrecv) v="$v ntpin gcclpin" ;; esac
 	case $c in all_reduce | sendrecv) for e in ${EXTRA_VARIANTS:-}; do v="$v ${e%%:*}"; done ;; esac
 	echo $v
 }
