@@ -10,7 +10,8 @@
 # binary). nccl-tests is built from NCCL_TESTS_TGZ against the installed
 # libnccl (kept in /tmp/nccl-tests while the machine stays up).
 #
-# steps (default: small logs; a second call: large cputime graph g1):
+# steps, run in the order logs, small, cputime, large, graph, g1 whatever order
+# they are named in (default: logs small; a second call: cputime large graph g1):
 #   small    every collective -g N, 8 B-8 MiB by 4, -n 200 -w 20 -c 0, PASSES (3)
 #            passes, the order of the variants rotated from pass to pass:
 #              nt          nccl-tests
@@ -20,10 +21,10 @@
 #                          is ncclMemAlloc, as nccl-tests) - allreduce, allgather, sendrecv
 #              purego      gccl calling through purego.SyscallN (GCCL_NCCL_CALL) -
 #                          allreduce, sendrecv
-#              ntplugin    nccl-tests with the same plugin and file - allreduce, allgather
+#              ntplugin    nccl-tests with the same plugin and file - allgather
 #              ntpin, gcclpin  nccl-tests and gccl under taskset -c PINCPUS (GPU 0's CPUs from
 #                          nvidia-smi topo -m): where the driving thread runs, held fixed -
-#                          allreduce, allgather, sendrecv
+#                          allreduce, sendrecv
 #            EXTRA_VARIANTS="name:VAR=value ..." adds gccl variants (allreduce, sendrecv)
 #   large    every collective, 32 MiB-1 GiB by 2, -n 20 -w 5, LARGE_PASSES (2): nt, gccl, plugin
 #   graph    -G 1 (CUDA graphs), allreduce, allgather, sendrecv, 8 B-8 MiB by 4,
@@ -48,7 +49,7 @@ RESERVE=${RESERVE:-25} # kept for the summary and the archive
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 BIN=${BIN:?BIN: the folder with a CGO_ENABLED=0 build of cmd/tune}
 OUT=${OUT:-gpu-out}
-STEPS=${*:-small logs}
+STEPS=${*:-logs small}
 HERE=$(cd "$(dirname "$0")" && pwd)
 W=$(mktemp -d /tmp/gpu-compare.XXXXXX)
 mkdir -p "$OUT" "$W/raw" "$W/logs"
@@ -111,6 +112,12 @@ cmd() {
 	shift 2
 	local p
 	p=$(prog "$c")
+	# Without the plugin NCCL would run without a tuner and call it loaded.
+	case $v in plugin | ntplugin) [ -f "$PLUGIN" ] || {
+		echo "false gccl's tuner plugin was not built ($W/plugin-build.log)"
+		return
+	} ;;
+	esac
 	case $v in
 	nt) echo "$NT/build/$p $*" ;;
 	ntplugin) echo "env NCCL_TUNER_PLUGIN=$PLUGIN NCCL_TUNER_CONFIG_FILE=$EMPTY $NT/build/$p $*" ;;
@@ -162,8 +169,8 @@ rotate() {
 variants_small() {
 	local c=$1 v="nt gccl plugin"
 	case $c in all_reduce | sendrecv) v="$v cudamalloc purego" ;; all_gather) v="$v cudamalloc" ;; esac
-	case $c in all_reduce | all_gather) v="$v ntplugin" ;; esac
-	case $c in all_reduce | all_gather | sendrecv) v="$v ntpin gcclpin" ;; esac
+	case $c in all_gather) v="$v ntplugin" ;; esac
+	case $c in all_reduce | sendrecv) v="$v ntpin gcclpin" ;; esac
 	case $c in all_reduce | sendrecv) for e in ${EXTRA_VARIANTS:-}; do v="$v ${e%%:*}"; done ;; esac
 	echo $v
 }
@@ -172,6 +179,15 @@ SMALL="-b 8 -e 8M -f 4"
 
 if has small || has large || has graph || has cputime || has g1 || has logs; then build_nt; fi
 
+if has logs; then
+	log "logs: NCCL_DEBUG=INFO TUNING,INIT,ENV"
+	for c in $COLLS; do
+		for v in nt gccl plugin; do
+			NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING,INIT,ENV NCCL_DEBUG_FILE="$W/logs/${c}_${v}.%p.log" \
+				run1 logs 1 "$v" "$c" 60 -g "$N" $SMALL -n 2 -w 1 -c 0
+		done
+	done
+fi
 if has small; then
 	log "small: -g $N $SMALL -n 200 -w 20, ${PASSES:-3} passes"
 	for pass in $(seq 1 "${PASSES:-3}"); do
@@ -179,15 +195,6 @@ if has small; then
 			for v in $(rotate "$pass" $(variants_small $c)); do
 				run1 small "$pass" "$v" "$c" 60 -g "$N" $SMALL -n 200 -w 20 -c 0
 			done
-		done
-	done
-fi
-if has logs; then
-	log "logs: NCCL_DEBUG=INFO TUNING,INIT,ENV"
-	for c in $COLLS; do
-		for v in nt gccl plugin; do
-			NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING,INIT,ENV NCCL_DEBUG_FILE="$W/logs/${c}_${v}.%p.log" \
-				run1 logs 1 "$v" "$c" 60 -g "$N" $SMALL -n 2 -w 1 -c 0
 		done
 	done
 fi
