@@ -60,10 +60,12 @@ func (r *runner) timeGraph(cs []Comm, p point, inPlace bool, iters int) threadRe
 			}
 		}
 	}
+	launched := time.Since(start)
 	if err := complete(cs); err != nil {
 		return fail(err)
 	}
-	return threadResult{sec: time.Since(start).Seconds() / float64(iters*o.AggIters*o.Graph)}
+	ops := float64(iters * o.AggIters * o.Graph)
+	return threadResult{sec: time.Since(start).Seconds() / ops, cpuSec: launched.Seconds() / ops}
 }
 
 // perIterEvents says the per-iteration times come from stream events, as
@@ -112,10 +114,12 @@ func (r *runner) timeEvents(cs []Comm, ev []eventComm, p point, inPlace bool, it
 	if err := mark(iters); err != nil {
 		return fail(err)
 	}
+	enqueued := time.Since(start)
 	if err := complete(cs); err != nil {
 		return fail(err)
 	}
-	res := threadResult{sec: time.Since(start).Seconds() / float64(iters*o.AggIters)}
+	ops := float64(iters * o.AggIters)
+	res := threadResult{sec: time.Since(start).Seconds() / ops, cpuSec: enqueued.Seconds() / ops}
 	res.iters = make([]float64, iters)
 	for it := range res.iters {
 		for _, e := range ev {

@@ -76,20 +76,62 @@ type runner struct {
 	// a pinned goroutine that yields or parks costs a hand-over between OS
 	// threads, which at 16 ranks on 16 cores multiplied small-size times.
 	pinned bool
+	// workers are a pinned runner's threads: one goroutine per perf thread,
+	// locked to its OS thread for the runner's life, as nccl-tests' threads
+	// run a whole test. A fresh goroutine per batch landed on whichever OS
+	// thread (and core, and NUMA node) was free, its caches cold. Made and
+	// closed by the goroutine that drives the runner, the only one that
+	// touches the slice.
+	workers []chan func()
 }
 
 // ThreadBound is implemented by backends whose calls must stay on one OS
 // thread per perf thread.
 type ThreadBound interface{ ThreadBound() bool }
 
-// pin locks the calling goroutine to its OS thread when the backend needs
-// it, and returns the matching unlock.
-func (r *runner) pin() func() {
-	if !r.pinned {
-		return func() {}
+// onThreads runs f(th) for every thread th at once and waits for all: on
+// the thread's worker for a pinned runner, else on a fresh goroutine.
+func (r *runner) onThreads(f func(th int)) {
+	var wg sync.WaitGroup
+	wg.Add(r.o.Threads)
+	for th := 0; th < r.o.Threads; th++ {
+		run := func() { defer wg.Done(); f(th) }
+		if r.pinned {
+			r.worker(th) <- run
+		} else {
+			go run()
+		}
 	}
-	runtime.LockOSThread()
-	return runtime.UnlockOSThread
+	wg.Wait()
+}
+
+// worker returns thread th's worker, starting it the first time.
+func (r *runner) worker(th int) chan<- func() {
+	if r.workers == nil {
+		r.workers = make([]chan func(), r.o.Threads)
+	}
+	if r.workers[th] == nil {
+		ch := make(chan func())
+		r.workers[th] = ch
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			for f := range ch {
+				f()
+			}
+		}()
+	}
+	return r.workers[th]
+}
+
+// close stops the workers.
+func (r *runner) close() {
+	for _, ch := range r.workers {
+		if ch != nil {
+			close(ch)
+		}
+	}
+	r.workers = nil
 }
 
 // newRunner drives comms, this process's ranks of a run of total.
@@ -105,7 +147,11 @@ func (e *engine) newRunner(comms []Comm) (*runner, error) {
 	if e.job != nil {
 		r.bar.across = e.job.link.Barrier
 	}
-	r.bufs = allocBuffers(len(comms), e.o.MaxBytes, e.o.Unalign)
+	mirrored := len(comms) > 0
+	if mirrored {
+		_, mirrored = comms[0].(mirrorComm)
+	}
+	r.bufs = allocBuffers(len(comms), e.o.MaxBytes, e.o.Unalign, !mirrored)
 	for th := 0; th < e.o.Threads && len(comms) > 0; th++ {
 		if cs := r.threadComms(th); threadGroups(cs) {
 			if s, ok := cs[0].(threadGroupSharer); ok {
@@ -225,10 +271,13 @@ func complete(cs []Comm) error {
 
 // threadResult is what one thread measured.
 type threadResult struct {
-	sec   float64   // per operation
-	iters []float64 // per-iteration seconds (per operation), when recorded
-	wrong int64     // wrong elements seen by --check-timed
-	err   error
+	sec float64 // per operation
+	// cpuSec is per operation too, up to the last enqueue (the final wait
+	// not counted): nccl-tests' cputime, the time -C 1 reports.
+	cpuSec float64
+	iters  []float64 // per-iteration seconds (per operation), when recorded
+	wrong  int64     // wrong elements seen by --check-timed
+	err    error
 }
 
 // timeThread is nccl-tests' BenchTime for one thread: warmup, one untimed
@@ -305,6 +354,10 @@ func (r *runner) timeThread(th int, p point, inPlace bool, seed uint64, warm boo
 			}
 		}
 	}
+	enqueued := total
+	if !perIter {
+		enqueued = time.Since(start)
+	}
 	if err := complete(cs); err != nil {
 		return fail(err)
 	}
@@ -312,6 +365,7 @@ func (r *runner) timeThread(th int, p point, inPlace bool, seed uint64, warm boo
 		total = time.Since(start)
 	}
 	res.sec = total.Seconds() / float64(iters*o.AggIters)
+	res.cpuSec = enqueued.Seconds() / float64(iters*o.AggIters)
 	return res
 }
 
@@ -319,16 +373,7 @@ func (r *runner) timeThread(th int, p point, inPlace bool, seed uint64, warm boo
 // (timeThread; warm runs the warmup first) and returns each thread's result.
 func (r *runner) batch(p point, inPlace bool, seed uint64, warm bool, iters int) ([]threadResult, error) {
 	results := make([]threadResult, r.o.Threads)
-	var wg sync.WaitGroup
-	for th := 0; th < r.o.Threads; th++ {
-		wg.Add(1)
-		go func(th int) {
-			defer wg.Done()
-			defer r.pin()()
-			results[th] = r.timeThread(th, p, inPlace, seed, warm, iters)
-		}(th)
-	}
-	wg.Wait()
+	r.onThreads(func(th int) { results[th] = r.timeThread(th, p, inPlace, seed, warm, iters) })
 	for _, res := range results {
 		if res.err != nil {
 			return nil, res.err
@@ -342,7 +387,11 @@ func (r *runner) batch(p point, inPlace bool, seed uint64, warm bool, iters int)
 func (r *runner) add(m *measurement, results []threadResult) error {
 	secs := make([]float64, 0, len(results))
 	for _, res := range results {
-		secs = append(secs, res.sec)
+		if r.o.CPUTime != 0 {
+			secs = append(secs, res.cpuSec)
+		} else {
+			secs = append(secs, res.sec)
+		}
 		m.checkedWrong += res.wrong
 	}
 	if r.o.PerIter != 0 || r.o.CheckTimed {
@@ -573,17 +622,7 @@ func (r *runner) checkOnce(p point, inPlace bool, seed uint64) (int64, error) {
 // runAll runs one operation on every rank, each thread driving its ranks.
 func (r *runner) runAll(p point, inPlace bool) error {
 	errs := make([]error, r.o.Threads)
-	var wg sync.WaitGroup
-	for th := 0; th < r.o.Threads; th++ {
-		wg.Add(1)
-		go func(th int) {
-			defer wg.Done()
-			defer r.pin()()
-			cs := r.threadComms(th)
-			errs[th] = r.callAll(cs, p, inPlace)
-		}(th)
-	}
-	wg.Wait()
+	r.onThreads(func(th int) { errs[th] = r.callAll(r.threadComms(th), p, inPlace) })
 	return errors.Join(errs...)
 }
 

@@ -45,6 +45,38 @@ type ncclBackend struct {
 	userEnv map[string]string
 	// savedEnv is NCCL's variables as this run found them, put back by Close.
 	savedEnv envSnapshot
+	// ncclMem: device buffers come from ncclMemAlloc (nccl-tests' choice
+	// from NCCL 2.19), else from cudaMalloc (EnvAlloc).
+	ncclMem bool
+}
+
+// EnvAlloc picks where the device buffers come from: "ncclmemalloc" (the
+// default where libnccl has it, as nccl-tests' AllocateBuffs) or
+// "cudamalloc". It matters to NCCL: only ncclMemAlloc's memory can be
+// registered with its peers when a CUDA graph is captured (NCCL_GRAPH_REGISTER),
+// so -G on cudaMalloc buffers runs NCCL's copy-through-FIFO path.
+const EnvAlloc = "GCCL_NCCL_ALLOC"
+
+// allocChoice reads EnvAlloc against what the library has and -R needs.
+func allocChoice(lookup func(string) (string, bool), haveMemAlloc bool, register int) (ncclMem bool, err error) {
+	v, _ := lookup(EnvAlloc)
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "":
+		ncclMem = haveMemAlloc
+	case "ncclmemalloc":
+		ncclMem = true
+	case "cudamalloc":
+		ncclMem = false
+	default:
+		return false, fmt.Errorf("%s=%q: want ncclmemalloc (the default) or cudamalloc", EnvAlloc, v)
+	}
+	switch {
+	case register == 2 && !ncclMem && haveMemAlloc:
+		return false, fmt.Errorf("%s=cudamalloc with -R 2: symmetric registration needs ncclMemAlloc's memory; unset %s", EnvAlloc, EnvAlloc)
+	case (register == 2 || ncclMem) && !haveMemAlloc:
+		return false, errors.New("libnccl has no ncclMemAlloc (NCCL 2.19 or later has): -R 2 and " + EnvAlloc + "=ncclmemalloc need it")
+	}
+	return ncclMem, nil
 }
 
 // envSnapshot is some variables' values (nil: unset) at one moment.
@@ -102,6 +134,10 @@ func newNCCLBackendIn(o *Options, j *job, nRanks int, saved envSnapshot) (*ncclB
 	if err != nil {
 		return nil, err
 	}
+	ncclMem, err := allocChoice(os.LookupEnv, lib.HasMemAlloc(), o.Register)
+	if err != nil {
+		return nil, err
+	}
 	if o.TuningFile != "" {
 		plugin, err := tunerPlugin(os.LookupEnv, lib.NCCLPath, tunerplugin.Cached)
 		if err != nil {
@@ -117,7 +153,7 @@ func newNCCLBackendIn(o *Options, j *job, nRanks int, saved envSnapshot) (*ncclB
 		return nil, fmt.Errorf("no usable GPU (%w)", err)
 	}
 	local := nRanks
-	be := &ncclBackend{lib: lib, o: o, job: j, tuningPath: tuningPath, tuningOwned: tuningOwned, userEnv: map[string]string{}, savedEnv: saved}
+	be := &ncclBackend{lib: lib, o: o, job: j, tuningPath: tuningPath, tuningOwned: tuningOwned, userEnv: map[string]string{}, savedEnv: saved, ncclMem: ncclMem}
 	for k := range ncclEnv(RunConfig{}) {
 		if v, ok := os.LookupEnv(k); ok {
 			be.userEnv[k] = v
@@ -199,9 +235,13 @@ func (be *ncclBackend) Device(rank int) (string, string) {
 
 // Versions names the libraries for the header and the records.
 func (be *ncclBackend) Versions() (ncclVersion, cudaVersion, paths string) {
+	alloc := "cudaMalloc"
+	if be.ncclMem {
+		alloc = "ncclMemAlloc"
+	}
 	return nccl.VersionString(be.lib.NCCLVersion), nccl.CUDAVersionString(be.lib.CUDARTVersion),
-		fmt.Sprintf("%s, %s (driver %s); ranks by %s", be.lib.NCCLPath, be.lib.CUDARTPath,
-			nccl.CUDAVersionString(be.lib.DriverVersion), be.lib.InitHow())
+		fmt.Sprintf("%s, %s (driver %s); ranks by %s; buffers by %s; calls by %s", be.lib.NCCLPath, be.lib.CUDARTPath,
+			nccl.CUDAVersionString(be.lib.DriverVersion), be.lib.InitHow(), alloc, be.lib.CallPath())
 }
 
 // tunerPlugins are the names NCCL's example tuner plugin is built as.
@@ -283,7 +323,7 @@ func (be *ncclBackend) Init(n int, rc RunConfig) ([]Comm, error) {
 			if initErr = be.lib.SetDevice(d); initErr != nil {
 				break
 			}
-			r := &ncclRank{lib: be.lib, be: be, dev: d, rank: be.base + i, size: n, register: be.o.Register}
+			r := &ncclRank{lib: be.lib, be: be, dev: d, rank: be.base + i, size: n, register: be.o.Register, ncclMem: be.ncclMem}
 			if be.o.StreamNull == 0 {
 				if r.stream, initErr = be.lib.StreamCreate(); initErr != nil {
 					break
@@ -329,7 +369,8 @@ type ncclRank struct {
 	stream     uintptr // 0 with -y 1: the default stream
 	dev        int
 	rank, size int
-	register   int // -R
+	register   int  // -R
+	ncclMem    bool // buffers from ncclMemAlloc, else cudaMalloc
 	mirrors    []mirror
 	graph      struct{ g, exec uintptr }
 	events     []uintptr
@@ -368,7 +409,7 @@ func (r *ncclRank) Mirror(bufs ...[]byte) error {
 			}
 			m := mirror{host: h, hostPtr: uintptr(unsafe.Pointer(&h[0]))}
 			var err error
-			if r.register == 2 {
+			if r.ncclMem {
 				m.dev, err = r.lib.MemAlloc(len(h))
 			} else {
 				m.dev, err = r.lib.Malloc(len(h))
@@ -723,7 +764,7 @@ func (r *ncclRank) Destroy() error {
 		case 2:
 			errs = append(errs, r.lib.WindowDeregister(r.comm, m.reg))
 		}
-		if r.register == 2 {
+		if r.ncclMem {
 			errs = append(errs, r.lib.MemFree(m.dev))
 		} else {
 			errs = append(errs, r.lib.Free(m.dev))

@@ -163,7 +163,7 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	fs.IntVarP(&o.Unalign, "unalign", "u", 0, "offset buffers by this many elements from their aligned start")
 	fs.IntVarP(&o.MemReport, "memory_report", "M", 0, "report buffer memory (0/1)")
 	fs.IntVar(&o.MemReport, "memory", 0, "same as --memory_report (recent nccl-tests' spelling)")
-	fs.IntVarP(&o.CPUTime, "report_cputime", "C", 0, "label the time column cputime (0/1)")
+	fs.IntVarP(&o.CPUTime, "report_cputime", "C", 0, "report the host time up to the last enqueue (nccl-tests' cputime: the final wait not counted) in the time column, labelled cputime (0/1)")
 	fs.IntVarP(&o.Graph, "cudagraph", "G", 0, "capture the -n iterations into a CUDA graph and launch it this many times (--backend nccl)")
 	fs.IntVarP(&o.Register, "local_register", "R", 0, "buffer registration: 0 none, 1 local (ncclCommRegister), 2 symmetric (ncclCommWindowRegister) (--backend nccl)")
 	fs.IntVarP(&o.DeviceImpl, "device_implementation", "D", 0, "device implementation (nccl-tests' own kernels; not available here)")

@@ -3,7 +3,6 @@ package perf
 import (
 	"errors"
 	"runtime/debug"
-	"sync"
 
 	"github.com/gccl/gccl/lib/ccl"
 	"github.com/gccl/gccl/lib/reduce"
@@ -66,21 +65,14 @@ func (e *engine) warmUp(r *runner, sizes []int64, ops []reduce.Op, roots []int, 
 // back, and waits for them.
 func (r *runner) warmPoint(p point, inPlace bool, ops int) error {
 	errs := make([]error, r.o.Threads)
-	var wg sync.WaitGroup
-	for th := range r.o.Threads {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer r.pin()()
-			cs := r.threadComms(th)
-			for i := 0; i < ops && errs[th] == nil; i++ {
-				errs[th] = r.start(cs, p, inPlace, i)
-			}
-			if errs[th] == nil {
-				errs[th] = complete(cs)
-			}
-		}()
-	}
-	wg.Wait()
+	r.onThreads(func(th int) {
+		cs := r.threadComms(th)
+		for i := 0; i < ops && errs[th] == nil; i++ {
+			errs[th] = r.start(cs, p, inPlace, i)
+		}
+		if errs[th] == nil {
+			errs[th] = complete(cs)
+		}
+	})
 	return errors.Join(errs...)
 }

@@ -56,17 +56,21 @@ type Lib struct {
 	ncclMemAlloc           func(*uintptr, uintptr) int32
 	ncclMemFree            func(uintptr) int32
 
-	// The timed path: raw symbols for purego.SyscallN, which costs no
-	// reflection per call.
+	// The timed path: raw symbols for call (ccall_linux.go).
 	fnMemcpyAsync, fnStreamSync, fnStreamBeginCapture, fnGraphLaunch, fnEventRecord  uintptr
 	fnAllReduce, fnBroadcast, fnReduce, fnAllGather, fnReduceScatter, fnSend, fnRecv uintptr
 	fnGroupStart, fnGroupEnd                                                         uintptr
+	viaPurego                                                                        bool // call goes through purego.SyscallN (EnvCall)
 }
 
 // Load finds and loads libcudart and libnccl (discover.go says where it
 // looks) and resolves every symbol the backend calls.
 func Load() (*Lib, error) {
 	l := &Lib{}
+	var err error
+	if l.viaPurego, err = callMode(os.LookupEnv); err != nil {
+		return nil, err
+	}
 	cudart, path, err := open(cudartLib)
 	if err != nil {
 		return nil, err
@@ -295,6 +299,9 @@ func (l *Lib) MemAlloc(bytes int) (uintptr, error) {
 	return p, err
 }
 
+// HasMemAlloc says the library has ncclMemAlloc and ncclMemFree.
+func (l *Lib) HasMemAlloc() bool { return l.ncclMemAlloc != nil && l.ncclMemFree != nil }
+
 // MemFree is ncclMemFree.
 func (l *Lib) MemFree(p uintptr) error { return l.ncclErr("ncclMemFree", l.ncclMemFree(p), 0) }
 
@@ -312,8 +319,7 @@ func (l *Lib) StreamDestroy(s uintptr) error {
 
 // StreamSynchronize waits for everything on s.
 func (l *Lib) StreamSynchronize(s uintptr) error {
-	r, _, _ := purego.SyscallN(l.fnStreamSync, s)
-	return l.cudaErr("cudaStreamSynchronize", int32(r))
+	return l.cudaErr("cudaStreamSynchronize", l.call(l.fnStreamSync, 1, cArgs{s}))
 }
 
 // ToDevice copies host to dev on stream s and waits for it.
@@ -354,8 +360,7 @@ func (l *Lib) EventDestroy(e uintptr) error {
 
 // EventRecord records e on stream s.
 func (l *Lib) EventRecord(e, s uintptr) error {
-	r, _, _ := purego.SyscallN(l.fnEventRecord, e, s)
-	return l.cudaErr("cudaEventRecord", int32(r))
+	return l.cudaErr("cudaEventRecord", l.call(l.fnEventRecord, 2, cArgs{e, s}))
 }
 
 // EventElapsed is cudaEventElapsedTime in milliseconds.
@@ -368,8 +373,7 @@ func (l *Lib) EventElapsed(start, end uintptr) (float64, error) {
 // BeginCapture starts capturing stream s into a graph, thread-local mode
 // as nccl-tests does.
 func (l *Lib) BeginCapture(s uintptr) error {
-	r, _, _ := purego.SyscallN(l.fnStreamBeginCapture, s, cudaStreamCaptureModeThreadLocal)
-	return l.cudaErr("cudaStreamBeginCapture", int32(r))
+	return l.cudaErr("cudaStreamBeginCapture", l.call(l.fnStreamBeginCapture, 2, cArgs{s, cudaStreamCaptureModeThreadLocal}))
 }
 
 // EndCapture ends the capture on s and returns its graph.
@@ -387,8 +391,7 @@ func (l *Lib) Instantiate(graph uintptr) (exec uintptr, err error) {
 
 // GraphLaunch launches an instantiated graph on s.
 func (l *Lib) GraphLaunch(exec, s uintptr) error {
-	r, _, _ := purego.SyscallN(l.fnGraphLaunch, exec, s)
-	return l.cudaErr("cudaGraphLaunch", int32(r))
+	return l.cudaErr("cudaGraphLaunch", l.call(l.fnGraphLaunch, 2, cArgs{exec, s}))
 }
 
 // GraphFree destroys a graph and its instance (either may be 0).
@@ -455,14 +458,12 @@ func (l *Lib) CommAbort(c uintptr) error { return l.ncclErr("ncclCommAbort", l.n
 // GroupStart is ncclGroupStart: groups are per thread, so the caller's
 // goroutine must stay on its thread until the matching GroupEnd.
 func (l *Lib) GroupStart() error {
-	r, _, _ := purego.SyscallN(l.fnGroupStart)
-	return l.ncclErr("ncclGroupStart", int32(r), 0)
+	return l.ncclErr("ncclGroupStart", l.call(l.fnGroupStart, 0, cArgs{}), 0)
 }
 
 // GroupEnd is ncclGroupEnd.
 func (l *Lib) GroupEnd() error {
-	r, _, _ := purego.SyscallN(l.fnGroupEnd)
-	return l.ncclErr("ncclGroupEnd", int32(r), 0)
+	return l.ncclErr("ncclGroupEnd", l.call(l.fnGroupEnd, 0, cArgs{}), 0)
 }
 
 // PreMulSum creates the reduction that multiplies by scalar (one element
@@ -512,36 +513,29 @@ func (l *Lib) WindowDeregister(comm, w uintptr) error {
 // The collectives: enqueue on stream s, return at once.
 
 func (l *Lib) AllReduce(send, recv uintptr, count int, dt, op int32, comm, s uintptr) error {
-	r, _, _ := purego.SyscallN(l.fnAllReduce, send, recv, uintptr(count), uintptr(dt), uintptr(op), comm, s)
-	return l.ncclErr("ncclAllReduce", int32(r), comm)
+	return l.ncclErr("ncclAllReduce", l.call(l.fnAllReduce, 7, cArgs{send, recv, uintptr(count), uintptr(dt), uintptr(op), comm, s}), comm)
 }
 
 func (l *Lib) Broadcast(send, recv uintptr, count int, dt int32, root int, comm, s uintptr) error {
-	r, _, _ := purego.SyscallN(l.fnBroadcast, send, recv, uintptr(count), uintptr(dt), uintptr(root), comm, s)
-	return l.ncclErr("ncclBroadcast", int32(r), comm)
+	return l.ncclErr("ncclBroadcast", l.call(l.fnBroadcast, 7, cArgs{send, recv, uintptr(count), uintptr(dt), uintptr(root), comm, s}), comm)
 }
 
 func (l *Lib) Reduce(send, recv uintptr, count int, dt, op int32, root int, comm, s uintptr) error {
-	r, _, _ := purego.SyscallN(l.fnReduce, send, recv, uintptr(count), uintptr(dt), uintptr(op), uintptr(root), comm, s)
-	return l.ncclErr("ncclReduce", int32(r), comm)
+	return l.ncclErr("ncclReduce", l.call(l.fnReduce, 8, cArgs{send, recv, uintptr(count), uintptr(dt), uintptr(op), uintptr(root), comm, s}), comm)
 }
 
 func (l *Lib) AllGather(send, recv uintptr, sendCount int, dt int32, comm, s uintptr) error {
-	r, _, _ := purego.SyscallN(l.fnAllGather, send, recv, uintptr(sendCount), uintptr(dt), comm, s)
-	return l.ncclErr("ncclAllGather", int32(r), comm)
+	return l.ncclErr("ncclAllGather", l.call(l.fnAllGather, 6, cArgs{send, recv, uintptr(sendCount), uintptr(dt), comm, s}), comm)
 }
 
 func (l *Lib) ReduceScatter(send, recv uintptr, recvCount int, dt, op int32, comm, s uintptr) error {
-	r, _, _ := purego.SyscallN(l.fnReduceScatter, send, recv, uintptr(recvCount), uintptr(dt), uintptr(op), comm, s)
-	return l.ncclErr("ncclReduceScatter", int32(r), comm)
+	return l.ncclErr("ncclReduceScatter", l.call(l.fnReduceScatter, 7, cArgs{send, recv, uintptr(recvCount), uintptr(dt), uintptr(op), comm, s}), comm)
 }
 
 func (l *Lib) Send(buf uintptr, count int, dt int32, peer int, comm, s uintptr) error {
-	r, _, _ := purego.SyscallN(l.fnSend, buf, uintptr(count), uintptr(dt), uintptr(peer), comm, s)
-	return l.ncclErr("ncclSend", int32(r), comm)
+	return l.ncclErr("ncclSend", l.call(l.fnSend, 6, cArgs{buf, uintptr(count), uintptr(dt), uintptr(peer), comm, s}), comm)
 }
 
 func (l *Lib) Recv(buf uintptr, count int, dt int32, peer int, comm, s uintptr) error {
-	r, _, _ := purego.SyscallN(l.fnRecv, buf, uintptr(count), uintptr(dt), uintptr(peer), comm, s)
-	return l.ncclErr("ncclRecv", int32(r), comm)
+	return l.ncclErr("ncclRecv", l.call(l.fnRecv, 6, cArgs{buf, uintptr(count), uintptr(dt), uintptr(peer), comm, s}), comm)
 }

@@ -801,7 +801,8 @@ func pluginCmd(args []string, stdout, stderr io.Writer) int {
 		"Builds gccl's NCCL tuner plugin with the C compiler ($CC, cc or gcc). Run NCCL with\n"+
 			"NCCL_TUNER_PLUGIN=FILE.so NCCL_TUNER_CONFIG_FILE=RULES.csv (tune table --nccl-csv):\n"+
 			"it applies the first matching rule's algorithm and protocol, and keeps NCCL's\n"+
-			"channel count unless the rule sets one.")
+			"channel count unless the rule sets one; a call no rule matches is left as NCCL\n"+
+			"had it. It exports NCCL's tuner interfaces v6 (NCCL 2.30.3 on), v5 and v4.")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}

@@ -24,8 +24,9 @@ const (
 	ignore        = float32(-1)
 )
 
-// plugin is the built .so loaded as NCCL would: its v5 and v4 tables.
+// plugin is the built .so loaded as NCCL would: its v6, v5 and v4 tables.
 type plugin struct {
+	v6     [5]uintptr // v5's and getChunkSize
 	v5, v4 [4]uintptr // name, init, getCollInfo, finalize
 }
 
@@ -53,14 +54,16 @@ func load(t *testing.T) *plugin {
 	purego.RegisterLibFunc(&memcpy, libc, "memcpy")
 	p := &plugin{}
 	for _, c := range []struct {
-		sym string
-		to  *[4]uintptr
-	}{{"ncclTunerPlugin_v5", &p.v5}, {"ncclTunerPlugin_v4", &p.v4}} {
+		sym  string
+		to   unsafe.Pointer
+		size uintptr
+	}{{"ncclTunerPlugin_v6", unsafe.Pointer(&p.v6), unsafe.Sizeof(p.v6)}, {"ncclTunerPlugin_v5", unsafe.Pointer(&p.v5), unsafe.Sizeof(p.v5)},
+		{"ncclTunerPlugin_v4", unsafe.Pointer(&p.v4), unsafe.Sizeof(p.v4)}} {
 		addr, err := purego.Dlsym(h, c.sym)
 		if err != nil {
 			t.Fatalf("%s not exported: %v", c.sym, err)
 		}
-		memcpy(unsafe.Pointer(c.to), addr, unsafe.Sizeof(*c.to))
+		memcpy(c.to, addr, c.size)
 	}
 	return p
 }
@@ -227,5 +230,64 @@ func TestPluginRefusesBadConfig(t *testing.T) {
 	t.Setenv("NCCL_TUNER_CONFIG_FILE", "")
 	if _, r := p.initV5(2, 1); r != 4 {
 		t.Errorf("no file named: init = %d, want 4 (ncclInvalidArgument)", r)
+	}
+}
+
+// v6 (NCCL 2.30.3 on) is v5 with no chunk-size hook: NCCL keeps its own
+// chunk size.
+func TestPluginV6(t *testing.T) {
+	p := load(t)
+	for i := 1; i < 4; i++ {
+		if p.v6[i] != p.v5[i] {
+			t.Errorf("v6 entry %d is %#x, v5's %#x: want the same functions", i, p.v6[i], p.v5[i])
+		}
+	}
+	if p.v6[4] != 0 {
+		t.Errorf("v6 getChunkSize is set (%#x): a plugin with no chunk rules must leave NCCL's", p.v6[4])
+	}
+}
+
+// With no rule for a call the plugin is no plugin: every cost NCCL
+// computed (ignored pairs too) and the channel count come back as they
+// went in, for every collective and size, also when the file has rules
+// for other calls.
+func TestPluginWithoutRulesChangesNothing(t *testing.T) {
+	p := load(t)
+	dir := t.TempDir()
+	for _, text := range []string{"# no rules\n", "allreduce,8,64,tree,ll,2,-1,-1\n"} {
+		cfg := filepath.Join(dir, "c.csv")
+		if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("NCCL_TUNER_CONFIG_FILE", cfg)
+		ctx, r := p.initV5(4, 1)
+		if r != 0 {
+			t.Fatalf("init = %d", r)
+		}
+		for coll := 0; coll < 5; coll++ {
+			for _, bytes := range []int{0, 1, 8, 65, 4096, 1 << 20, 1 << 30} {
+				if coll == collAllReduce && bytes >= 8 && bytes <= 64 && text != "# no rules\n" {
+					continue // the rule's own calls
+				}
+				var cost, want [nAlgos][nProtos]float32
+				for a := range cost {
+					for q := range cost[a] {
+						cost[a][q] = float32(a*10+q) + 0.5
+						if (a+q)%3 == 0 {
+							cost[a][q] = ignore
+						}
+					}
+				}
+				want = cost
+				ch := int32(17)
+				r, _, _ := purego.SyscallN(p.v5[2], ctx, uintptr(coll), uintptr(bytes), 1, uintptr(unsafe.Pointer(&cost[0][0])),
+					nAlgos, nProtos, 0, uintptr(unsafe.Pointer(&ch)))
+				runtime.KeepAlive(&cost)
+				if r != 0 || cost != want || ch != 17 {
+					t.Errorf("%q coll %d, %d B: result %d, channels %d (want 17), table changed: %v", text, coll, bytes, r, ch, cost != want)
+				}
+			}
+		}
+		purego.SyscallN(p.v5[3], ctx)
 	}
 }

@@ -17,10 +17,15 @@
 // Each match is logged at INFO under the TUNING subsystem, so
 // NCCL_DEBUG_SUBSYS=TUNING shows what was obeyed.
 //
+// With no rule for a call it changes nothing: NCCL's cost table, channel
+// count and chunk size stay as NCCL made them, so loading it with an empty
+// file is the same as loading none.
+//
 // Built with any C compiler: cc -O2 -fPIC -shared -o libnccl-tuner-gccl.so
-// gccl_tuner.c (`tune plugin` does it). It exports the v5 interface (NCCL
-// 2.27 on) and v4 (2.23-2.26); the declarations below follow NCCL's
-// published plugin ABI.
+// gccl_tuner.c (`tune plugin` does it). It exports the v6 interface (NCCL
+// 2.30.3 on: v5's, plus an optional chunk-size hook it leaves unset), v5
+// (2.27 on) and v4 (2.23-2.26); NCCL takes the newest it knows. The
+// declarations below follow NCCL's published plugin ABI.
 
 #include <errno.h>
 #include <stdint.h>
@@ -52,6 +57,18 @@ typedef struct {
                               int numAlgo, int numProto, int regBuff, int* nChannels);
   ncclResult_t (*finalize)(void* ctx);
 } tunerV5;
+
+// v6 is v5 and a getChunkSize that may be NULL (NCCL keeps its own).
+typedef struct {
+  const char* name;
+  ncclResult_t (*init)(void** ctx, uint64_t commId, size_t nRanks, size_t nNodes, logger_t log,
+                       void* nvlDomainInfo, void* constants);
+  ncclResult_t (*getCollInfo)(void* ctx, int collType, size_t nBytes, int numPipeOps, float** costTable,
+                              int numAlgo, int numProto, int regBuff, int* nChannels);
+  ncclResult_t (*finalize)(void* ctx);
+  ncclResult_t (*getChunkSize)(void* ctx, int collType, size_t nBytes, int algo, int proto, int nChannels,
+                               size_t* chunkSize);
+} tunerV6;
 
 typedef struct {
   const char* name;
@@ -246,5 +263,6 @@ static ncclResult_t tunerGetCollInfo(void* ctx, int collType, size_t nBytes, int
   return ncclSuccess; // no rule: NCCL's own choice, untouched
 }
 
+__attribute__((visibility("default"))) const tunerV6 ncclTunerPlugin_v6 = {"gccl", tunerInitV5, tunerGetCollInfo, tunerFinalize, NULL};
 __attribute__((visibility("default"))) const tunerV5 ncclTunerPlugin_v5 = {"gccl", tunerInitV5, tunerGetCollInfo, tunerFinalize};
 __attribute__((visibility("default"))) const tunerV4 ncclTunerPlugin_v4 = {"gccl", tunerInit, tunerGetCollInfo, tunerFinalize};

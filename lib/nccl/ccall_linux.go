@@ -1,0 +1,64 @@
+//go:build linux && (amd64 || arm64)
+
+package nccl
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ebitengine/purego"
+)
+
+// The timed path's calls into libnccl and libcudart. purego.SyscallN
+// costs about 0.3 us a call (it copies 64 words, takes a pooled block and
+// heap-allocates its variadic arguments); a one-GPU sendrecv iteration
+// makes 4 such calls and a 4-GPU allreduce 6, which nccl-tests makes from
+// C for a few ns each. On amd64 a call goes instead through the runtime's
+// cgocall and a trampoline of this package (ccall_amd64.s) that passes up
+// to 8 integer arguments: about 40 ns and no allocation.
+
+// cArgs are a call's integer arguments; unused ones are 0 (a C function
+// ignores arguments beyond its own).
+type cArgs [8]uintptr
+
+// EnvCall picks the timed path's calls: "fast" (the default: the
+// trampoline where there is one) or "purego" (purego.SyscallN always,
+// to compare the two on a GPU).
+const EnvCall = "GCCL_NCCL_CALL"
+
+// callMode reads EnvCall: whether calls go through purego.
+func callMode(lookup func(string) (string, bool)) (viaPurego bool, err error) {
+	v, _ := lookup(EnvCall)
+	switch strings.TrimSpace(v) {
+	case "", "fast":
+		return !haveTrampoline, nil
+	case "purego":
+		return true, nil
+	}
+	return false, fmt.Errorf("%s=%q: want fast (the default) or purego", EnvCall, v)
+}
+
+// call calls fn with the first n of a and returns its int result.
+func (l *Lib) call(fn uintptr, n int, a cArgs) int32 {
+	if l.viaPurego {
+		return syscallN(fn, n, a)
+	}
+	return int32(trampolineCall(fn, &a))
+}
+
+// syscallN is the purego path; its own copy of the arguments goes to the
+// heap (SyscallN's arguments escape), not call's.
+//
+//go:noinline
+func syscallN(fn uintptr, n int, a cArgs) int32 {
+	r, _, _ := purego.SyscallN(fn, a[:n]...)
+	return int32(r)
+}
+
+// CallPath says which way the timed path's calls go, for the header.
+func (l *Lib) CallPath() string {
+	if l.viaPurego {
+		return "purego.SyscallN"
+	}
+	return "cgocall trampoline"
+}

@@ -1,0 +1,64 @@
+// Package fakelib builds a stand-in for libcudart and libnccl (csrc/fake.c)
+// for tests and benchmarks of the NCCL backend's host path on machines
+// without a GPU: one shared object with both libraries' symbols, whose
+// calls count themselves, keep CUDA's and NCCL's per-thread rules and move
+// no data. It needs a C compiler ($CC, cc or gcc); tests skip without one.
+package fakelib
+
+import (
+	_ "embed"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/gccl/gccl/lib/nccl/tunerplugin"
+)
+
+//go:embed csrc/fake.c
+var source []byte
+
+// FileName is the shared object Build writes.
+const FileName = "libfakecudanccl.so"
+
+// The counters fake_count reads, in csrc/fake.c's order.
+const (
+	SetDevice = iota
+	GroupStart
+	GroupEnd
+	Launch // a group's launch per communicator, or an ungrouped call's
+	AllReduce
+	Broadcast
+	Reduce
+	AllGather
+	ReduceScatter
+	Send
+	Recv
+	StreamSync
+	Memcpy
+	EventRecord
+	GraphLaunch
+	Malloc    // cudaMalloc
+	MemAlloc  // ncclMemAlloc
+	CommCount // ncclCommCount (nccl-tests' sendrecv calls it)
+	UserRank  // ncclCommUserRank
+	Foreign   // calls from another OS thread than the first since fake_reset
+)
+
+// Build compiles the fake into dir and returns its path.
+func Build(dir string) (string, error) {
+	cc, err := tunerplugin.Compiler()
+	if err != nil {
+		return "", err
+	}
+	src := filepath.Join(dir, "fake.c")
+	if err := os.WriteFile(src, source, 0o644); err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, FileName)
+	cmd := exec.Command(cc, "-O2", "-Wall", "-fPIC", "-shared", "-fvisibility=hidden", "-o", out, src)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building the fake CUDA/NCCL library with %s: %v\n%s", cc, err, msg)
+	}
+	return out, nil
+}
