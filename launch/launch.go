@@ -108,6 +108,13 @@ func run(opt Options, sigs <-chan os.Signal) (int, error) {
 	if opt.Stderr == nil {
 		opt.Stderr = io.Discard
 	}
+	notes, err := replacedVars(opt.Env)
+	if err != nil {
+		return 0, err
+	}
+	for _, n := range notes {
+		fmt.Fprintf(opt.Stderr, "launch: %s\n", n)
+	}
 	env, err := jobEnv(opt.Env, opt.NP, opt.RootHost)
 	if err != nil {
 		return 0, err
@@ -263,6 +270,54 @@ func run(opt Options, sigs <-chan os.Signal) (int, error) {
 		}
 	}
 	return worst, nil
+}
+
+// ErrInvalidEnv is a variable of the launcher's environment that no
+// launch could use (a usage error: perf exits 6).
+var ErrInvalidEnv = errors.New("invalid environment")
+
+// replacedVars looks at the bootstrap variables the environment sets
+// for another job, which the launcher replaces with its own job's root
+// and token (jobEnv): never in silence. A GCCL_COMM_ID that is not a
+// host:port is an error (as it is under any launcher); a valid one, and
+// MASTER_ADDR/MASTER_PORT, get a note that they are ignored, as does
+// GCCL_JOB_TOKEN (whose value, a secret, is not shown).
+func replacedVars(env []string) (notes []string, err error) {
+	get := func(k string) (string, bool) {
+		v := ""
+		for _, kv := range env {
+			if name, val, _ := strings.Cut(kv, "="); name == k {
+				v = val // the last one counts, as for exec
+			}
+		}
+		return v, strings.TrimSpace(v) != ""
+	}
+	if v, ok := get(bootstrap.EnvCommID); ok {
+		lookup := func(k string) (string, bool) {
+			if k == bootstrap.EnvCommID {
+				return v, true
+			}
+			return "", false
+		}
+		if _, err := bootstrap.Detect(lookup); err != nil {
+			return nil, fmt.Errorf("launch: %w: %s; --np starts its own bootstrap root: unset %s",
+				ErrInvalidEnv, strings.TrimPrefix(err.Error(), "bootstrap: "), bootstrap.EnvCommID)
+		}
+		notes = append(notes, fmt.Sprintf("--np starts its own bootstrap root; %s=%s is ignored", bootstrap.EnvCommID, v))
+	}
+	var torch []string
+	for _, k := range []string{bootstrap.EnvMasterAddr, bootstrap.EnvMasterPort} {
+		if v, ok := get(k); ok {
+			torch = append(torch, k+"="+v)
+		}
+	}
+	if len(torch) > 0 {
+		notes = append(notes, fmt.Sprintf("--np starts its own bootstrap root; %s ignored", strings.Join(torch, " ")))
+	}
+	if _, ok := get(bootstrap.EnvJobToken); ok {
+		notes = append(notes, fmt.Sprintf("--np makes a fresh job token; %s is ignored", bootstrap.EnvJobToken))
+	}
+	return notes, nil
 }
 
 // jobEnv is the base environment without any launcher's variables, plus

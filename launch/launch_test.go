@@ -2,6 +2,7 @@ package launch
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -235,6 +236,68 @@ func TestBadOptions(t *testing.T) {
 			t.Errorf("%+v accepted", o)
 		}
 	}
+}
+
+// The bootstrap variables of another job are never replaced in silence:
+// a GCCL_COMM_ID no launch could use is an error (ErrInvalidEnv), a valid
+// one and torchrun's are noted as ignored, and so is a job token, without
+// its value.
+func TestReplacedVars(t *testing.T) {
+	for _, c := range []struct {
+		env   []string
+		notes []string
+		err   string
+	}{
+		{env: []string{"PATH=/bin", "GCCL_COMM_ID=", "GCCL_JOB_TOKEN=  "}}, // empty: unset, as bootstrap.Detect reads them
+		{env: []string{"GCCL_COMM_ID=10.0.0.1:29500"}, notes: []string{"--np starts its own bootstrap root; GCCL_COMM_ID=10.0.0.1:29500 is ignored"}},
+		{env: []string{"GCCL_COMM_ID=[::1]:29500", "GCCL_JOB_TOKEN=s3cret"}, notes: []string{
+			"--np starts its own bootstrap root; GCCL_COMM_ID=[::1]:29500 is ignored",
+			"--np makes a fresh job token; GCCL_JOB_TOKEN is ignored"}},
+		{env: []string{"MASTER_PORT=29500"}, notes: []string{"--np starts its own bootstrap root; MASTER_PORT=29500 ignored"}},
+		{env: []string{"MASTER_ADDR=h", "MASTER_PORT=1"}, notes: []string{"--np starts its own bootstrap root; MASTER_ADDR=h MASTER_PORT=1 ignored"}},
+		{env: []string{"GCCL_COMM_ID=garbage"},
+			err: `launch: invalid environment: invalid GCCL_COMM_ID="garbage": address garbage: missing port in address (want host:port, e.g. 10.0.0.1:29500 or [::1]:29500); --np starts its own bootstrap root: unset GCCL_COMM_ID`},
+		{env: []string{"GCCL_COMM_ID=host:99999"}, err: `invalid GCCL_COMM_ID="host:99999": port "99999": want 1 to 65535`},
+		{env: []string{"GCCL_COMM_ID=:29500"}, err: `invalid GCCL_COMM_ID=":29500": no host`},
+		// The last of several settings is the one a process would see.
+		{env: []string{"GCCL_COMM_ID=garbage", "GCCL_COMM_ID=h:1"}, notes: []string{"--np starts its own bootstrap root; GCCL_COMM_ID=h:1 is ignored"}},
+	} {
+		notes, err := replacedVars(c.env)
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("%v: %v", c.env, err)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err) || !errors.Is(err, ErrInvalidEnv)):
+			t.Errorf("%v: error %v, want ErrInvalidEnv containing %q", c.env, err, c.err)
+		case strings.Join(notes, "\n") != strings.Join(c.notes, "\n"):
+			t.Errorf("%v: notes %q, want %q", c.env, notes, c.notes)
+		}
+	}
+}
+
+// Run with an unusable GCCL_COMM_ID starts nothing; with a valid one it
+// says it is ignored, and its processes get the launcher's own root.
+func TestRunReplacesCommID(t *testing.T) {
+	dir := t.TempDir()
+	o, out, errb := opts(t, 2, "env", dir)
+	o.Env = append(o.Env, "GCCL_COMM_ID=garbage")
+	if code, err := Run(o); !errors.Is(err, ErrInvalidEnv) || code != 0 {
+		t.Fatalf("code %d, err %v: want ErrInvalidEnv", code, err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) > 0 || out.Len()+errb.Len() > 0 {
+		t.Fatalf("processes started (%d pid files), or output:\n%s%s", len(ents), out, errb)
+	}
+	o, out, errb = opts(t, 2, "env", dir)
+	o.Env = append(o.Env, "GCCL_COMM_ID=192.0.2.1:29500")
+	if code, err := Run(o); err != nil || code != 0 {
+		t.Fatalf("code %d err %v\n%s", code, err, errb)
+	}
+	if !strings.HasPrefix(errb.String(), "launch: --np starts its own bootstrap root; GCCL_COMM_ID=192.0.2.1:29500 is ignored\n") {
+		t.Errorf("no note first on stderr:\n%s", errb)
+	}
+	if !strings.Contains(out.String(), " root=127.0.0.1:") {
+		t.Errorf("rank 0 did not get the launcher's root:\n%s", out)
+	}
+	gone(t, dir, 2)
 }
 
 // Each of several processes gets its share of the processors as

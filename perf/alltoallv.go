@@ -21,7 +21,7 @@ var AlltoAllv = func() *Test {
 func newAlltoAllv(tr *traffic) *Test {
 	return &Test{
 		Prog: "alltoallv_perf", Collective: "alltoallv",
-		sizes: tr, busFactor: ring, naInPlace: true,
+		sizes: tr, busFactor: ring, naInPlace: true, inPlaceStage: stageKept,
 		run: tr.run, fill: tr.fill, want: tr.want,
 	}
 }
@@ -177,7 +177,7 @@ func (tr *traffic) fill(a dataArgs, send []byte) {
 func (tr *traffic) want(a dataArgs) []byte {
 	elt := a.dt.Size()
 	_, recvLen := tr.bufBytes(a.count, elt, a.n)
-	out := make([]byte, recvLen)
+	out := a.wantBuf(recvLen)
 	total := int64(a.count) * int64(a.n) * int64(elt)
 	var pos int64
 	for src := 0; src < a.n; src++ {

@@ -27,6 +27,9 @@ type Test struct {
 	busFactor func(n int) float64
 	// naInPlace: the in-place result is not checked (#wrong N/A).
 	naInPlace bool
+	// inPlaceStage: in place, each rank's receives land in a staging
+	// buffer as large as its output (rankBuffers counts them).
+	inPlaceStage stageKind
 	// check rejects rank counts the test cannot run (hypercube).
 	check func(n int) error
 	run   func(c Comm, a callArgs) error
@@ -40,6 +43,33 @@ type Test struct {
 	// bind, when set, returns the Test a run uses, built from its options
 	// and environment (alltoallv's traffic pattern) before anything runs.
 	bind func(o *Options, n int) (*Test, error)
+}
+
+// stageKind is how a Test stages in-place receives.
+type stageKind int
+
+const (
+	stageNone stageKind = iota
+	stageKept           // one buffer per rank for the run (alltoallv's traffic.staging)
+	// stagePerCall: one per call, allocated when the call is enqueued and
+	// held until the operation finishes (lib/ccl's AlltoAll, on the
+	// embedded stack): as many as the operations in flight.
+	stagePerCall
+)
+
+// inPlaceStages is how many staging buffers of up to -e bytes a rank
+// may hold at once in place, with agg calls per operation and up to
+// inFlight operations enqueued and not finished: those in use and one
+// that is garbage a collection has not yet returned (the kept one grows
+// with the sizes, leaving its smaller predecessor behind).
+func (t *Test) inPlaceStages(agg, inFlight int) int {
+	switch t.inPlaceStage {
+	case stageKept:
+		return 2
+	case stagePerCall:
+		return max(agg, 1)*inFlight + 1
+	}
+	return 0
 }
 
 // sizer is the geometry of a collective whose buffers are not a whole
@@ -71,6 +101,19 @@ type dataArgs struct {
 	n     int
 	count int // param count
 	root  int
+	// expect, when set, is the rank's buffer for want's result (allocated
+	// with its send and recv): checks then make no garbage that a
+	// collection must catch up with (limitMemory counts it once).
+	expect []byte
+}
+
+// wantBuf is n bytes for want's result: the rank's expected-values
+// buffer, or a new one.
+func (a dataArgs) wantBuf(n int) []byte {
+	if n <= len(a.expect) {
+		return a.expect[:n]
+	}
+	return make([]byte, n)
 }
 
 func one(int) int        { return 1 }
@@ -124,7 +167,7 @@ func reduceFill(a dataArgs, buf []byte, first, count int) {
 }
 
 func expected(a dataArgs, first, count int) []byte {
-	out := make([]byte, count*a.dt.Size())
+	out := a.wantBuf(count * a.dt.Size())
 	exact.Expected(out, a.dt, a.op, a.seed, a.n, first, count)
 	return out
 }
@@ -132,7 +175,7 @@ func expected(a dataArgs, first, count int) []byte {
 // blocksOf concatenates per-block plain data: block p from rank(p), at index first(p).
 func blocksOf(a dataArgs, nBlocks int, rank, first func(p int) int) []byte {
 	b := a.count * a.dt.Size()
-	out := make([]byte, nBlocks*b)
+	out := a.wantBuf(nBlocks * b)
 	for p := 0; p < nBlocks; p++ {
 		plainFill(a, out[p*b:], rank(p), first(p))
 	}
@@ -192,7 +235,7 @@ var (
 	}
 	AlltoAll = &Test{
 		Prog: "alltoall_perf", Collective: "alltoall",
-		sendBlocks: all, recvBlocks: all, algBlocks: all, busFactor: ring, naInPlace: true,
+		sendBlocks: all, recvBlocks: all, algBlocks: all, busFactor: ring, naInPlace: true, inPlaceStage: stagePerCall,
 		run: func(c Comm, a callArgs) error { return c.AlltoAll(a.send, a.recv, a.count, a.dt) },
 		fill: func(a dataArgs, send []byte) {
 			b := a.count * a.dt.Size()

@@ -59,6 +59,9 @@ type iterStats struct{ minUs, maxUs, p99Us, cvPct, medUs float64 }
 // the largest size, with room for nccl-tests' buffer rotation.
 type rankBufs struct {
 	send, recv []byte
+	// expect holds want's result when the run checks, ref the -K
+	// reference output: allocated once, so checks make no garbage.
+	expect, ref []byte
 }
 
 // runner drives the ranks of one configuration.
@@ -151,7 +154,7 @@ func (e *engine) newRunner(comms []Comm) (*runner, error) {
 	if mirrored {
 		_, mirrored = comms[0].(mirrorComm)
 	}
-	r.bufs = allocBuffers(len(comms), e.o.MaxBytes, e.o.Unalign, !mirrored)
+	r.bufs = allocBuffers(len(comms), e.o.MaxBytes, e.o.Unalign, !mirrored, e.o.Check > 0 || e.o.CheckTimed, e.o.Bitwise > 0)
 	for th := 0; th < e.o.Threads && len(comms) > 0; th++ {
 		if cs := r.threadComms(th); threadGroups(cs) {
 			if s, ok := cs[0].(threadGroupSharer); ok {
@@ -692,7 +695,9 @@ func (r *runner) verify(cs []Comm, p point, inPlace bool, seed uint64, slot int)
 		ulps = 2 // another backend may average as a pre-multiplied sum
 	}
 	for _, c := range cs {
-		want := r.t.want(r.dataArgs(c.Rank(), p, seed))
+		a := r.dataArgs(c.Rank(), p, seed)
+		a.expect = r.bufs[c.Rank()-r.base].expect
+		want := r.t.want(a)
 		if want == nil {
 			continue
 		}
@@ -714,6 +719,9 @@ func (r *runner) dataArgs(rank int, p point, seed uint64) dataArgs {
 // the output bits that differ from the first run.
 func (r *runner) bitwise(p point, inPlace bool, seed uint64) (int64, error) {
 	ref := make([][]byte, len(r.comms))
+	for l := range ref {
+		ref[l] = r.bufs[l].ref
+	}
 	var diff int64
 	for k := 0; k <= r.o.Bitwise; k++ {
 		if err := r.prepare(r.comms, p, inPlace, seed, 0); err != nil {
@@ -729,7 +737,7 @@ func (r *runner) bitwise(p point, inPlace bool, seed uint64) (int64, error) {
 			}
 			l := c.Rank() - r.base
 			if k == 0 {
-				ref[l] = append([]byte(nil), recv...)
+				ref[l] = append(ref[l][:0], recv...)
 				continue
 			}
 			for i := range recv {

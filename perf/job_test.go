@@ -46,6 +46,11 @@ func TestPerfChild(t *testing.T) {
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		}()
 	}
+	fakeChildMem()
+	// This process's --np starts more of them (TestMemLimitInCgroup).
+	ChildCommand = func(test *Test) (string, []string, error) {
+		return os.Args[0], []string{"-test.run=^TestPerfChild$", "--", test.Prog}, nil
+	}
 	for _, test := range Tests {
 		if test.Prog == args[0] {
 			os.Exit(Main(test, args[1:], os.Stdout, os.Stderr))

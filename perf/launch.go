@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -43,7 +44,10 @@ func launchProcesses(t *Test, o *Options, args []string, stdout, stderr io.Write
 	code, err := launch.Run(lo)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: --np %d: %v\n", prog, o.NP, err)
-		if code == 0 {
+		switch {
+		case errors.Is(err, launch.ErrInvalidEnv):
+			code = exitInvalidUsage
+		case code == 0:
 			code = exitInternal
 		}
 	}

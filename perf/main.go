@@ -113,7 +113,7 @@ func run(t *Test, be Backend, args []string, stdout, stderr io.Writer) int {
 	if o.TuningFile != "" && o.Backend == "embedded" {
 		os.Setenv(ccl.EnvTuningFile, o.TuningFile) // the stack reads it at Init
 	}
-	e := &engine{t: t, o: o, be: be, out: stdout, errw: stderr, started: time.Now(), env: o.recordEnv(), job: j}
+	e := &engine{t: t, o: o, be: be, out: stdout, errw: stderr, started: time.Now(), env: o.recordEnv(), job: j, probeBytes: probeMax}
 	if j != nil && j.proc != 0 {
 		// Process 0 prints the table and writes the files; the others
 		// report only their errors.
@@ -173,6 +173,9 @@ type engine struct {
 	intr     *interrupts       // Ctrl-C and SIGTERM (interrupt.go)
 	plotRecs []results.Record  // the run's records, kept for --plot
 	env      map[string]string // the recorded variables in force (Options.recordEnv)
+	// probeBytes is the size of each of copyBandwidth's two buffers:
+	// probeMax, or less where the memory limit leaves less (limitMemory).
+	probeBytes int
 }
 
 func (e *engine) run() (int, error) {
@@ -207,7 +210,11 @@ func (e *engine) run() (int, error) {
 	if t.Reduces {
 		ops = o.Ops
 	}
-	e.limitMemory()
+	restore, err := e.limitMemory()
+	if err != nil {
+		return exitCode(err), err
+	}
+	defer restore()
 	sizes := sizeList(o.MinBytes, o.MaxBytes, o.StepBytes, o.StepFactor)
 	configs := o.configs()
 
@@ -224,7 +231,8 @@ func (e *engine) run() (int, error) {
 	e.sink = sink
 	defer sink.close()
 	defer e.watchInterrupts()()
-	e.refCopy = copyBandwidth()
+	e.refCopy = copyBandwidth(e.probeBytes)
+	debug.FreeOSMemory() // the probe's pages go back before the buffers are allocated
 
 	if err := e.gatherDevices(); err != nil {
 		return exitInternal, err
@@ -576,7 +584,7 @@ func (e *engine) printHeader() {
 		fmt.Fprintln(e.out, l)
 	}
 	if o.MemReport != 0 {
-		per := 2 * (o.MaxBytes + int64(o.Unalign)*8)
+		per := countBufs(e.rankBuffers()) * (o.MaxBytes + o.bufPad())
 		fmt.Fprintf(e.out, "# %-20s : buffers %s per rank | Total %s\n", "Host memory usage", results.SizeLabel(per), results.SizeLabel(per*int64(e.n)))
 	}
 }
@@ -647,47 +655,13 @@ func minBandwidth() (float64, bool) {
 	return 0, false
 }
 
-// limitMemory lowers -e, as nccl-tests does, when the buffers would take
-// more than half of this machine's memory.
-func (e *engine) limitMemory() {
-	avail := totalMemory() / 2
-	if avail <= 0 {
-		return
-	}
-	per := int64(e.n) * 2 // send and recv per rank
-	if e.o.Check > 0 || e.o.CheckTimed {
-		per++ // expected values
-	}
-	if lim := avail / per; e.o.MaxBytes > lim {
-		e.o.MaxBytes = lim
-		if e.o.MinBytes > lim {
-			e.o.MinBytes = lim
-		}
-		fmt.Fprintf(e.out, "#\n# Reducing maxBytes to %d due to memory limitation\n", lim)
-	}
-}
-
-// totalMemory is MemTotal from /proc/meminfo, or 0 when unknown.
-func totalMemory() int64 {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemTotal:" {
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
-}
-
 // allocBuffers gives every rank a send and a recv buffer of maxBytes (plus
 // the -u offset); calls rotate through them. touch prefaults them: not
 // for a backend whose calls run on device twins (the host buffers then
 // only stage the checks' data, and touching 8 GiB for -g 4 -e 1G took
-// seconds a run).
-func allocBuffers(n int, maxBytes int64, unalign int, touch bool) []rankBufs {
+// seconds a run). A run that checks gets a buffer of expected values as
+// large, and one of -K a reference buffer (rankBuffers counts them all).
+func allocBuffers(n int, maxBytes int64, unalign int, touch, expect, ref bool) []rankBufs {
 	size := int(maxBytes) + unalign*8 + 64
 	bufs := make([]rankBufs, n)
 	for i := range bufs {
@@ -695,6 +669,12 @@ func allocBuffers(n int, maxBytes int64, unalign int, touch bool) []rankBufs {
 		if touch {
 			prefault(bufs[i].send)
 			prefault(bufs[i].recv)
+		}
+		if expect {
+			bufs[i].expect = make([]byte, size)
+		}
+		if ref {
+			bufs[i].ref = make([]byte, 0, size)
 		}
 	}
 	return bufs
@@ -812,16 +792,20 @@ func gitRev() string {
 	return rev
 }
 
-// copyBandwidth is single-goroutine copy() of 64 MiB, in GB/s (median of 5).
-func copyBandwidth() float64 {
-	const size = 64 << 20
+// probeMax is the size of copyBandwidth's buffers, unless the memory
+// limit makes it smaller (engine.probeBytes).
+const probeMax = 64 << 20
+
+// copyBandwidth is single-goroutine copy() of size bytes, in GB/s (median
+// of 5).
+func copyBandwidth(size int) float64 {
 	src, dst := make([]byte, size), make([]byte, size)
 	copy(dst, src)
 	var v []float64
 	for k := 0; k < 5; k++ {
 		t := time.Now()
 		copy(dst, src)
-		v = append(v, size/time.Since(t).Seconds()/1e9)
+		v = append(v, float64(size)/time.Since(t).Seconds()/1e9)
 	}
 	sort.Float64s(v)
 	return v[2]

@@ -25,7 +25,7 @@ func (e *engine) warmUp(r *runner, sizes []int64, ops []reduce.Op, roots []int, 
 	if e.o.noWarmUp || len(sizes) == 0 {
 		return nil
 	}
-	debug.FreeOSMemory() // collect and return garbage now (copyBandwidth leaves 128 MiB), not during the first timed batch
+	debug.FreeOSMemory() // collect and return garbage now (copyBandwidth's buffers are returned already; the runner's setup leaves some), not during the first timed batch
 	configs := forces
 	if configs == nil {
 		configs = []ccl.Forced{{}}

@@ -176,6 +176,9 @@ func init() {
 		exe, err := os.Executable()
 		return exe, []string{perfCommand, t.Prog}, err
 	}
+	// A sweep records every size it asks for: sizes that do not fit in
+	// memory fail the run, never silently drop out of it.
+	perf.KeepAllSizes = true
 }
 
 // perfChild is "tune _perf PROG ARGS...": the perf test PROG (e.g.
