@@ -46,9 +46,15 @@ type Options struct {
 	// a random port: the launcher cannot probe that namespace for a free one.
 	RootHost string
 	Timeout  time.Duration // the whole job's wall-clock limit; 0: none
-	// Grace is how long processes get after SIGTERM (a failure, the
-	// timeout or an interrupt) before SIGKILL; 0: 3 s.
-	Grace          time.Duration
+	// Grace is how long processes get after SIGTERM (a failure or the
+	// timeout), or after a second interrupt, before SIGKILL; 0: 3 s.
+	Grace time.Duration
+	// InterruptWait is how long processes get after the first interrupt
+	// (SIGINT or SIGTERM to the launcher, forwarded to them) to finish
+	// what they are doing: a perf process finishes the size it measures
+	// and writes its files. Then they get the signal again (stop at once)
+	// and Grace. 0: DefaultInterruptWait, or Grace if longer.
+	InterruptWait  time.Duration
 	Stdout, Stderr io.Writer
 	// Bind gives each process processors of its own: the launcher's own
 	// processors split into NP consecutive blocks, process r bound to block
@@ -60,6 +66,12 @@ type Options struct {
 // MaxNP bounds the processes of one launch.
 const MaxNP = 1024
 
+// DefaultInterruptWait is Options.InterruptWait's default: the processes
+// tell the launcher nothing of their progress, so the bound is generous
+// (a 64 MiB size of 200 iterations on 4 processes of a 2-core machine,
+// with its warm-up, takes about 40 s).
+const DefaultInterruptWait = 60 * time.Second
+
 // Exit codes of the launcher itself.
 const (
 	ExitTimeout = 124 // the job ran past Options.Timeout
@@ -69,7 +81,8 @@ const (
 // Run starts the processes, waits for all of them and returns the job's
 // exit code: the worst of those that ended on their own (a process killed
 // by signal s counts 128+s), or the launcher's when it stopped the job
-// (ExitTimeout, 128+signal for an interrupt).
+// (ExitTimeout, 128+signal for an interrupt, unless every process still
+// exited 0: the signal came as they finished).
 func Run(opt Options) (int, error) {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -101,6 +114,9 @@ func run(opt Options, sigs <-chan os.Signal) (int, error) {
 	}
 	if opt.Grace <= 0 {
 		opt.Grace = 3 * time.Second
+	}
+	if opt.InterruptWait <= 0 {
+		opt.InterruptWait = max(DefaultInterruptWait, opt.Grace)
 	}
 	if opt.Stdout == nil {
 		opt.Stdout = io.Discard
@@ -203,31 +219,9 @@ func run(opt Options, sigs <-chan os.Signal) (int, error) {
 		defer t.Stop()
 		timeout = t.C
 	}
-	var (
-		stopping bool
-		kill     <-chan time.Time
-		forced   int // the code the launcher's own decision imposes (timeout, signal)
-		left     = opt.NP
-	)
-	stop := func(sig syscall.Signal, why string) {
-		if stopping {
-			return
-		}
-		stopping = true
-		var alive []string
-		for _, p := range procs {
-			if !p.done {
-				alive = append(alive, strconv.Itoa(p.rank))
-				_ = p.cmd.Process.Signal(sig)
-			}
-		}
-		if len(alive) > 0 {
-			fmt.Fprintf(errw, "launch: stopping rank%s %s because %s\n", plural(len(alive)), strings.Join(alive, ", "), why)
-		}
-		t := time.NewTimer(opt.Grace)
-		kill = t.C
-	}
-	for left > 0 {
+	st := &stopper{procs: procs, errw: errw, grace: opt.Grace, wait: opt.InterruptWait}
+	forced := 0 // the code the launcher's own decision imposes (timeout, signal)
+	for left := opt.NP; left > 0; {
 		select {
 		case p := <-reaped:
 			left--
@@ -235,35 +229,42 @@ func run(opt Options, sigs <-chan os.Signal) (int, error) {
 			p.code, p.how = status(p.cmd.ProcessState)
 			// A process that ended after the launcher stopped the job ended
 			// because of it: its code is not the job's.
-			p.counts = !stopping
+			p.counts = st.step == running
+			if st.expected(p) {
+				break
+			}
 			if p.code != 0 {
 				fmt.Fprintf(errw, "launch: rank %d (pid %d) %s\n", p.rank, p.cmd.Process.Pid, p.how)
-				stop(syscall.SIGTERM, fmt.Sprintf("rank %d %s", p.rank, p.how))
+			}
+			switch {
+			case p.code != 0 && st.step == running:
+				st.terminate(fmt.Sprintf("rank %d %s", p.rank, p.how))
+			case st.step == signalled && st.interrupted:
+				// It did not finish the size: the others, in collectives
+				// with it, cannot either. They stop at once.
+				st.abandon(fmt.Sprintf("rank %d %s", p.rank, p.how), st.sig)
 			}
 		case s := <-sigs:
-			sig := s.(syscall.Signal)
-			if stopping {
-				// A second signal: no more grace.
-				killAll(procs)
-				continue
+			if st.step == running {
+				forced = exitSignal + int(s.(syscall.Signal))
 			}
-			forced = exitSignal + int(sig)
-			stop(sig, "the launcher got "+s.String())
+			st.interrupt(s.(syscall.Signal))
 		case <-timeout:
-			forced = ExitTimeout
-			stop(syscall.SIGTERM, fmt.Sprintf("the job ran past its %v timeout", opt.Timeout))
-		case <-kill:
-			for _, p := range procs {
-				if !p.done {
-					fmt.Fprintf(errw, "launch: rank %d (pid %d) still running %v after SIGTERM: SIGKILL\n", p.rank, p.cmd.Process.Pid, opt.Grace)
-				}
+			timeout = nil
+			if st.step == running {
+				forced = ExitTimeout
+				st.terminate(fmt.Sprintf("the job ran past its %v timeout", opt.Timeout))
 			}
-			killAll(procs)
-			kill = nil
+		case <-st.timer():
+			st.expired()
 		}
 	}
+	st.stopTimer()
 	relays.Wait()
 	worst := forced
+	if st.interrupted && st.allZero() {
+		worst = 0 // the signal came as they finished: they did
+	}
 	for _, p := range procs {
 		if p.counts {
 			worst = max(worst, p.code)
@@ -318,6 +319,158 @@ func replacedVars(env []string) (notes []string, err error) {
 		notes = append(notes, fmt.Sprintf("--np makes a fresh job token; %s is ignored", bootstrap.EnvJobToken))
 	}
 	return notes, nil
+}
+
+// The steps of stopping a job.
+const (
+	running    = iota
+	signalled  // SIGTERM sent (a failure, the timeout) or the first interrupt forwarded
+	abandoning // the second interrupt forwarded: the processes stop at once
+	killed     // SIGKILL sent
+)
+
+// stopper stops a job, step by step: a failure or the timeout sends
+// SIGTERM and, after the grace, SIGKILL; an interrupt is forwarded and
+// the processes get the time to finish what they do (wait), then the
+// signal again (or the user's second one: they stop at once, cleaning
+// up) and the grace, then SIGKILL. Only run's goroutine uses it.
+type stopper struct {
+	procs       []*proc
+	errw        io.Writer
+	grace, wait time.Duration
+
+	step        int
+	sig         syscall.Signal // the signal sent last
+	interrupted bool           // the first signal was an interrupt (not a failure or the timeout)
+	t           *time.Timer    // the current step's time; nil: none
+}
+
+// timer fires when the current step's time is up (never without one).
+func (s *stopper) timer() <-chan time.Time {
+	if s.t == nil {
+		return nil
+	}
+	return s.t.C
+}
+
+func (s *stopper) after(d time.Duration) {
+	s.stopTimer()
+	s.t = time.NewTimer(d)
+}
+
+func (s *stopper) stopTimer() {
+	if s.t != nil {
+		s.t.Stop()
+		s.t = nil
+	}
+}
+
+// signal sends sig to every process still running and returns their ranks.
+func (s *stopper) signal(sig syscall.Signal) string {
+	s.sig = sig
+	var alive []string
+	for _, p := range s.procs {
+		if !p.done {
+			alive = append(alive, strconv.Itoa(p.rank))
+			_ = p.cmd.Process.Signal(sig)
+		}
+	}
+	if len(alive) == 0 {
+		return ""
+	}
+	return "rank" + plural(len(alive)) + " " + strings.Join(alive, ", ")
+}
+
+// terminate is a failure or the timeout: SIGTERM now, SIGKILL after the grace.
+func (s *stopper) terminate(why string) {
+	s.step = signalled
+	if ranks := s.signal(syscall.SIGTERM); ranks != "" {
+		fmt.Fprintf(s.errw, "launch: stopping %s because %s\n", ranks, why)
+	}
+	s.after(s.grace)
+}
+
+// expected reports whether p ended as it should: with 0, or after an
+// interrupt as the signal forwarded asks (it exited 128 + the signal: a
+// perf process stopped in order).
+func (s *stopper) expected(p *proc) bool {
+	exited := p.cmd.ProcessState.Exited() // not killed by the signal
+	return p.code == 0 || s.interrupted && exited && p.code == exitSignal+int(s.sig)
+}
+
+// allZero reports whether every process exited 0.
+func (s *stopper) allZero() bool {
+	for _, p := range s.procs {
+		if p.code != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// interrupt is a signal to the launcher.
+func (s *stopper) interrupt(sig syscall.Signal) {
+	switch s.step {
+	case running:
+		s.step, s.interrupted = signalled, true
+		ranks := s.signal(sig)
+		fmt.Fprintf(s.errw, "launch: %s: forwarded to %s; waiting up to %v for them to finish the current size (Ctrl-C again to stop at once)\n",
+			sigName(sig), ranks, s.wait)
+		s.after(s.wait)
+	case signalled:
+		s.abandon(fmt.Sprintf("%s again", sigName(sig)), sig)
+	default:
+		fmt.Fprintf(s.errw, "launch: %s a third time: SIGKILL\n", sigName(sig))
+		s.kill()
+	}
+}
+
+// abandon sends sig again (to a perf process, a second signal: it stops
+// at once, removing the files it had not written), SIGKILL after the grace.
+func (s *stopper) abandon(why string, sig syscall.Signal) {
+	s.step = abandoning
+	if ranks := s.signal(sig); ranks != "" {
+		fmt.Fprintf(s.errw, "launch: %s: sent %s to %s, to stop at once (SIGKILL in %v)\n", why, sigName(sig), ranks, s.grace)
+	}
+	s.after(s.grace)
+}
+
+// expired is the end of a step's time.
+func (s *stopper) expired() {
+	s.t = nil
+	if s.step == signalled && s.interrupted {
+		s.abandon(fmt.Sprintf("still running %v after %s", s.wait, sigName(s.sig)), s.sig)
+		return
+	}
+	what := sigName(s.sig)
+	if s.step == abandoning {
+		what = "the second " + what
+	}
+	for _, p := range s.procs {
+		if !p.done {
+			fmt.Fprintf(s.errw, "launch: rank %d (pid %d) still running %v after %s: SIGKILL\n", p.rank, p.cmd.Process.Pid, s.grace, what)
+		}
+	}
+	s.kill()
+}
+
+func (s *stopper) kill() {
+	s.step = killed
+	s.stopTimer()
+	killAll(s.procs)
+}
+
+// sigName is the name a signal goes by on the command line ("SIGINT").
+func sigName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGKILL:
+		return "SIGKILL"
+	}
+	return s.String()
 }
 
 // jobEnv is the base environment without any launcher's variables, plus

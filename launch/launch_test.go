@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -68,8 +70,112 @@ func TestHelperProcess(t *testing.T) {
 		waitSignal(syscall.SIGINT)
 		os.WriteFile(filepath.Join(os.Getenv("GCCL_LAUNCH_TEST_DIR"), "sigint"+strconv.Itoa(rank)), nil, 0o600)
 		os.Exit(130)
+	case "slowstop": // takes longer than the grace to stop after SIGINT, as perf finishing a size
+		waitSignal(syscall.SIGINT)
+		time.Sleep(time.Second)
+		os.Exit(130)
+	case "twice": // stops at the second SIGINT, recording each
+		countSignals(rank, 2)
+	case "die1": // rank 1 dies of the first SIGINT; the others stop at the second
+		if rank == 1 {
+			time.Sleep(time.Minute)
+		}
+		countSignals(rank, 2)
+	case "finish": // ends well at SIGINT: its work was done
+		waitSignal(syscall.SIGINT)
+		os.Exit(0)
+	case "deaf": // ignores SIGINT
+		signalIgnore(syscall.SIGINT)
+		time.Sleep(time.Minute)
 	}
 	os.Exit(0)
+}
+
+// countSignals records every SIGINT as a file "sig<k>.<rank>" and exits
+// 130 at the last'th.
+func countSignals(rank, last int) {
+	c := make(chan os.Signal, last)
+	signal.Notify(c, syscall.SIGINT)
+	for k := 1; ; k++ {
+		<-c
+		os.WriteFile(filepath.Join(os.Getenv("GCCL_LAUNCH_TEST_DIR"), fmt.Sprintf("sig%d.%d", k, rank)), nil, 0o600)
+		if k == last {
+			os.Exit(130)
+		}
+	}
+}
+
+// sigintsGot is how many SIGINTs each of np ranks recorded (countSignals).
+func sigintsGot(dir string, np int) []int {
+	got := make([]int, np)
+	for r := range np {
+		for k := 1; ; k++ {
+			if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("sig%d.%d", k, r))); err != nil {
+				break
+			}
+			got[r] = k
+		}
+	}
+	return got
+}
+
+// interruptWhenUp sends sig on sigs once np processes are up, then
+// again, if twice, once the launcher said it forwarded the first.
+func interruptWhenUp(dir string, np int, sigs chan<- os.Signal, errb *syncBuffer, twice bool) {
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if n, _ := filepath.Glob(filepath.Join(dir, "pid*")); len(n) == np {
+			break
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // their handlers are set
+	sigs <- syscall.SIGINT
+	if !twice {
+		return
+	}
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && !strings.Contains(errb.String(), "forwarded to"); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	sigs <- syscall.SIGINT
+}
+
+// syncBuffer is a bytes.Buffer the launcher writes while a test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// interruptRun launches np processes doing what, interrupts them (once,
+// or twice), and returns the job's code and the launcher's stderr.
+func interruptRun(t *testing.T, np int, what string, twice bool, set func(*Options)) (int, string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	o, _, _ := opts(t, np, what, dir)
+	errb := &syncBuffer{}
+	o.Stderr = errb
+	if set != nil {
+		set(&o)
+	}
+	sigs := make(chan os.Signal, 2)
+	go interruptWhenUp(dir, np, sigs, errb, twice)
+	code, err := run(o, sigs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone(t, dir, np)
+	return code, errb.String(), dir
 }
 
 func opts(t *testing.T, np int, what string, dir string) (Options, *bytes.Buffer, *bytes.Buffer) {
@@ -228,6 +334,82 @@ func TestSignalForwarded(t *testing.T) {
 		}
 	}
 	gone(t, dir, 3)
+}
+
+// An interrupt is forwarded and the processes get InterruptWait, not the
+// grace, to finish: nothing is killed, the job's code is the signal's,
+// and the launcher says what it waits for, naming the signal.
+func TestInterruptWaitsForTheSize(t *testing.T) {
+	code, msg, _ := interruptRun(t, 3, "slowstop", false, nil) // each takes 1 s; the grace is 300 ms
+	if code != 130 {
+		t.Fatalf("code %d, want 130\n%s", code, msg)
+	}
+	for _, want := range []string{"launch: SIGINT: forwarded to ranks 0, 1, 2; waiting up to 1m0s for them to finish the current size (Ctrl-C again to stop at once)"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "SIGKILL") || strings.Contains(msg, "SIGTERM") || strings.Contains(msg, "exited with code 130") {
+		t.Errorf("a process stopping in order was killed, sent SIGTERM or reported:\n%s", msg)
+	}
+}
+
+// Processes that all exit 0 after the interrupt finished: the job's code
+// is 0, not the signal's.
+func TestInterruptAsTheyFinish(t *testing.T) {
+	if code, msg, _ := interruptRun(t, 2, "finish", false, nil); code != 0 {
+		t.Errorf("code %d, want 0\n%s", code, msg)
+	}
+}
+
+// A second interrupt is forwarded too (the processes stop at once); when
+// the wait runs out the launcher sends the signal again itself; either
+// way nothing is killed that stops.
+func TestSecondInterruptForwarded(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		twice bool
+		set   func(*Options)
+		want  string
+	}{
+		{"second Ctrl-C", true, nil, "launch: SIGINT again: sent SIGINT to ranks 0, 1, 2, to stop at once (SIGKILL in 300ms)"},
+		{"wait ran out", false, func(o *Options) { o.InterruptWait = 500 * time.Millisecond },
+			"launch: still running 500ms after SIGINT: sent SIGINT to ranks 0, 1, 2, to stop at once (SIGKILL in 300ms)"},
+	} {
+		code, msg, dir := interruptRun(t, 3, "twice", c.twice, c.set)
+		if code != 130 || !strings.Contains(msg, c.want) || strings.Contains(msg, "SIGKILL:") {
+			t.Errorf("%s: code %d, want 130 and %q, no SIGKILL:\n%s", c.name, code, c.want, msg)
+		}
+		if got := sigintsGot(dir, 3); fmt.Sprint(got) != "[2 2 2]" {
+			t.Errorf("%s: SIGINTs per rank %v, want 2 each", c.name, got)
+		}
+	}
+}
+
+// A process that ignores interrupts is killed once the wait and the grace
+// after the second signal are over, and the message names that signal.
+func TestDeafToInterruptsGetsKilled(t *testing.T) {
+	code, msg, _ := interruptRun(t, 2, "deaf", false, func(o *Options) { o.InterruptWait = 300 * time.Millisecond })
+	if code != 130 || !strings.Contains(msg, "still running 300ms after the second SIGINT: SIGKILL") {
+		t.Errorf("code %d, want 130 and the SIGKILL named after the second SIGINT:\n%s", code, msg)
+	}
+}
+
+// A process that died of the interrupt (it did not finish the size) makes
+// the launcher stop the others at once, not after the long wait.
+func TestInterruptDeathStopsTheOthers(t *testing.T) {
+	start := time.Now()
+	code, msg, dir := interruptRun(t, 3, "die1", false, nil) // waits up to a minute otherwise
+	if code != 130 || !strings.Contains(msg, "launch: rank 1 ") || !strings.Contains(msg, "killed by signal 2") ||
+		!strings.Contains(msg, "to stop at once") {
+		t.Errorf("code %d, want 130, rank 1's death and the others stopped at once:\n%s", code, msg)
+	}
+	if got := sigintsGot(dir, 3); got[0] != 2 || got[2] != 2 {
+		t.Errorf("SIGINTs per rank %v: ranks 0 and 2 did not get the second", got)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("took %v: the launcher waited out the interrupt", d)
+	}
 }
 
 func TestBadOptions(t *testing.T) {

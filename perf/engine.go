@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/perf/benchmath"
@@ -74,6 +75,14 @@ type runner struct {
 	job   *job       // nil: every rank in this process
 	base  int        // the first rank of comms
 	total int        // ranks in the whole run
+	// intr is set by the first signal (nil: no watcher). The warm-up
+	// looks at it, agreed over the job, between chunks of operations
+	// (warmPoint); the timing loop between iterations when alone.
+	intr *atomic.Bool
+	// alone: one thread drives every rank of the run (no job, -t 1), so
+	// it may stop a point between two iterations without leaving a rank
+	// waiting in a collective.
+	alone bool
 	// pinned: each thread runs on an OS thread of its own (a GPU backend's
 	// groups and device are per thread). Not for the embedded stack: there
 	// a pinned goroutine that yields or parks costs a hand-over between OS
@@ -140,6 +149,9 @@ func (r *runner) close() {
 // newRunner drives comms, this process's ranks of a run of total.
 func (e *engine) newRunner(comms []Comm) (*runner, error) {
 	r := &runner{t: e.t, o: e.o, comms: comms, job: e.job, total: e.n}
+	if e.intr != nil {
+		r.intr, r.alone = &e.intr.asked, e.intr.alone.Load()
+	}
 	if tb, ok := e.be.(ThreadBound); ok {
 		r.pinned = tb.ThreadBound()
 	}
@@ -292,6 +304,9 @@ func (r *runner) timeThread(th int, p point, inPlace bool, seed uint64, warm boo
 	o := r.o
 	fail := func(err error) threadResult { return threadResult{err: err} }
 	for i := 0; warm && i < o.Warmup; i++ {
+		if r.stopped() {
+			return r.cut(cs)
+		}
 		if err := r.start(cs, p, inPlace, i); err != nil {
 			return fail(err)
 		}
@@ -323,6 +338,9 @@ func (r *runner) timeThread(th int, p point, inPlace bool, seed uint64, warm boo
 	start := time.Now()
 	var t0 time.Time
 	for it := 0; it < iters; it++ {
+		if r.stopped() {
+			return r.cut(cs)
+		}
 		if perIter { // the clock costs ~25 ns a read: only when each iteration is timed
 			t0 = time.Now()
 		}
@@ -370,6 +388,23 @@ func (r *runner) timeThread(th int, p point, inPlace bool, seed uint64, warm boo
 	res.sec = total.Seconds() / float64(iters*o.AggIters)
 	res.cpuSec = enqueued.Seconds() / float64(iters*o.AggIters)
 	return res
+}
+
+// stopped reports whether a signal stops the point in progress between
+// two iterations.
+func (r *runner) stopped() bool { return r.alone && r.signalled() }
+
+// signalled reports whether a signal reached this process.
+func (r *runner) signalled() bool { return r.intr != nil && r.intr.Load() }
+
+// cut ends a thread's part of a point a signal stopped: its operations
+// in flight complete (its ranks are every rank: none waits for it), and
+// the point is dropped.
+func (r *runner) cut(cs []Comm) threadResult {
+	if err := complete(cs); err != nil {
+		return threadResult{err: err}
+	}
+	return threadResult{err: errInterrupted}
 }
 
 // batch times one batch of iters iterations of a point on every thread

@@ -40,6 +40,10 @@ func TestPerfChild(t *testing.T) {
 		fmt.Fprintln(os.Stderr, "TestPerfChild: no program")
 		os.Exit(2)
 	}
+	// A child that is a launcher itself (--np) starts its processes so too.
+	ChildCommand = func(test *Test) (string, []string, error) {
+		return os.Args[0], []string{"-test.run=^TestPerfChild$", "--", test.Prog}, nil
+	}
 	if ms, err := strconv.Atoi(os.Getenv("GCCL_TEST_DIE_MS")); err == nil && os.Getenv("GCCL_LAUNCH_TEST_RANK") == os.Getenv("GCCL_TEST_DIE_RANK") {
 		go func() {
 			time.Sleep(time.Duration(ms) * time.Millisecond)

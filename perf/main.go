@@ -4,6 +4,7 @@
 package perf
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -90,12 +91,18 @@ func run(t *Test, be Backend, args []string, stdout, stderr io.Writer) int {
 	if o.NP > 0 {
 		return launchProcesses(t, o, args, stdout, stderr)
 	}
+	// Signals are handled from here until the run returns, its files
+	// written and its job left (interrupt.go): registered first, stopped last.
+	intr := watchInterrupts(t.Prog, stderr)
+	defer intr.stop()
 	j, err := joinJob(os.LookupEnv, o.timeout())
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", t.Prog, err)
 		return exitCode(err)
 	}
 	defer j.close()
+	intr.quiet.Store(j != nil && j.proc != 0)
+	intr.alone.Store(j == nil && o.Threads == 1)
 	switch {
 	case be != nil:
 	case o.Backend == "nccl":
@@ -113,7 +120,7 @@ func run(t *Test, be Backend, args []string, stdout, stderr io.Writer) int {
 	if o.TuningFile != "" && o.Backend == "embedded" {
 		os.Setenv(ccl.EnvTuningFile, o.TuningFile) // the stack reads it at Init
 	}
-	e := &engine{t: t, o: o, be: be, out: stdout, errw: stderr, started: time.Now(), env: o.recordEnv(), job: j, probeBytes: probeMax}
+	e := &engine{t: t, o: o, be: be, out: stdout, errw: stderr, started: time.Now(), env: o.recordEnv(), job: j, probeBytes: probeMax, intr: intr}
 	if j != nil && j.proc != 0 {
 		// Process 0 prints the table and writes the files; the others
 		// report only their errors.
@@ -170,7 +177,8 @@ type engine struct {
 
 	job      *job              // this process's place in a run of several, or nil
 	devices  []string          // "# Using devices" lines of every process's ranks
-	intr     *interrupts       // Ctrl-C and SIGTERM (interrupt.go)
+	intr     *interrupts       // Ctrl-C and SIGTERM (interrupt.go); nil in some tests
+	cut      string            // the point a signal stopped unfinished, said in the message
 	plotRecs []results.Record  // the run's records, kept for --plot
 	env      map[string]string // the recorded variables in force (Options.recordEnv)
 	// probeBytes is the size of each of copyBandwidth's two buffers:
@@ -229,8 +237,10 @@ func (e *engine) run() (int, error) {
 		return exitInvalidUsage, err
 	}
 	e.sink = sink
-	defer sink.close()
-	defer e.watchInterrupts()()
+	defer sink.close() // removes what an early return left unwritten
+	if e.intr != nil {
+		e.intr.sink.Store(sink)
+	}
 	e.refCopy = copyBandwidth(e.probeBytes)
 	debug.FreeOSMemory() // the probe's pages go back before the buffers are allocated
 
@@ -249,25 +259,60 @@ func (e *engine) run() (int, error) {
 	label := len(configs) > 1 || o.hasAxes()
 	code, err := e.runConfigs(configs, sizes, ops, roots, label)
 	if errors.Is(err, errInterrupted) {
-		// Keep what was measured, valid, and say so.
-		err = e.sink.finish()
-		s, _ := e.interrupted()
-		fmt.Fprintf(e.errw, "%s: %v: %s\n", e.t.Prog, s, e.sink.kept(e.intr.points.Load(), false))
-		if err != nil {
-			return exitInternal, err
-		}
-		return ExitInterrupted, nil
+		return e.stopped()
 	}
 	if err != nil {
+		// The records finished are whole: keep the JSONL and CSV (valid,
+		// partial); a -J document is written only by a run that ends.
+		e.sink.abandon()
 		return code, err
 	}
-	if err := e.sink.finish(); err != nil {
+	if err := e.sink.commit(false); err != nil {
 		return exitInternal, err
 	}
 	if err := e.writePlot(); err != nil {
 		return exitInternal, err
 	}
+	e.finished()
 	return e.printFooter(), nil
+}
+
+// stopped ends a run a signal stopped in order: every file that has a
+// record is written, valid, and the run says what it kept.
+func (e *engine) stopped() (int, error) {
+	err := e.sink.commit(true)
+	e.finished()
+	var s any = "interrupted in another process of the job"
+	if sig, ok := e.interrupted(); ok {
+		s = sig
+	}
+	cut := ""
+	if e.cut != "" {
+		cut = "; " + e.cut
+	}
+	if e.job == nil || e.job.proc == 0 { // the others have no files to tell of
+		fmt.Fprintf(e.errw, "%s: %v: %d points measured%s; %s\n", e.t.Prog, s, e.points(), cut, e.sink.kept())
+	}
+	if err != nil {
+		return exitInternal, err
+	}
+	return ExitInterrupted, nil
+}
+
+// finished tells the interrupt watcher that the files are complete: a
+// signal now lets the run end with its own code.
+func (e *engine) finished() {
+	if e.intr != nil {
+		e.intr.finished.Store(true)
+	}
+}
+
+// points is how many points the run finished.
+func (e *engine) points() int64 {
+	if e.intr == nil {
+		return 0
+	}
+	return e.intr.points.Load()
 }
 
 // runConfigs runs every configuration, side by side or one after another.
@@ -281,6 +326,10 @@ func (e *engine) runConfigs(configs []RunConfig, sizes []int64, ops []reduce.Op,
 		return exitOK, nil
 	}
 	for _, rc := range configs {
+		// Before its communicators are made: a stopped run makes none.
+		if stop, err := e.stopAsked(); err != nil || stop {
+			return exitStack, cmp.Or(err, errInterrupted)
+		}
 		if code, err := e.runConfig(rc, sizes, ops, roots, label); err != nil {
 			return code, err
 		}
@@ -334,11 +383,14 @@ func (e *engine) eachPoint(sizes []int64, ops []reduce.Op, roots []int, f func(p
 			for _, op := range ops {
 				for _, root := range roots {
 					for _, size := range sizes {
-						if _, stop := e.interrupted(); stop {
-							return errInterrupted
+						if stop, err := e.stopAsked(); err != nil || stop {
+							return cmp.Or(err, errInterrupted)
 						}
 						p := newPoint(e.t, size, dt, op, root, e.n)
 						if err := f(p); err != nil {
+							if errors.Is(err, errInterrupted) {
+								e.cut = fmt.Sprintf("the size in progress (%s %s) was stopped unfinished and dropped", results.SizeLabel(p.bytes), p.dt)
+							}
 							return err
 						}
 						if e.intr != nil {

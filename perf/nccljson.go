@@ -1,7 +1,6 @@
 package perf
 
 import (
-	"io"
 	"os"
 	"time"
 
@@ -11,7 +10,7 @@ import (
 // ncclJSON collects the run's records and writes nccl-tests' -J document
 // (version 3, with real JSON booleans) when the run ends.
 type ncclJSON struct {
-	w       io.Writer
+	out     *output // its file
 	o       *Options
 	be      Backend
 	started time.Time
@@ -19,8 +18,8 @@ type ncclJSON struct {
 	recs    []results.Record
 }
 
-func newNCCLJSON(w io.Writer, o *Options, be Backend, started time.Time, rc RunConfig) *ncclJSON {
-	return &ncclJSON{w: w, o: o, be: be, started: started, rc: rc}
+func newNCCLJSON(out *output, o *Options, be Backend, started time.Time, rc RunConfig) *ncclJSON {
+	return &ncclJSON{out: out, o: o, be: be, started: started, rc: rc}
 }
 
 func (j *ncclJSON) add(r results.Record) { j.recs = append(j.recs, r) }
@@ -48,5 +47,5 @@ func (j *ncclJSON) finish() error {
 		ok := foot.AvgBusBw >= minBw*0.9
 		foot.AvgBusBwOK = &ok
 	}
-	return results.WriteNCCLDocument(j.w, hdr, rows, foot)
+	return results.WriteNCCLDocument(j.out.f, hdr, rows, foot)
 }

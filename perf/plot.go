@@ -1,7 +1,6 @@
 package perf
 
 import (
-	"errors"
 	"fmt"
 	"os"
 
@@ -73,11 +72,9 @@ func (e *engine) writePlot() error {
 	if err != nil {
 		return fmt.Errorf("--plot: %w", err)
 	}
-	err = plots.Write(f, format, fig, plots.DefaultPage)
-	err = errors.Join(err, f.Close())
-	if err != nil {
-		os.Remove(e.o.Plot) // no half-written image
+	defer f.Abort() // no half-written image
+	if err := plots.Write(f, format, fig, plots.DefaultPage); err != nil {
 		return fmt.Errorf("--plot %s: %w", e.o.Plot, err)
 	}
-	return nil
+	return f.Commit()
 }

@@ -238,32 +238,6 @@ func TestEnvCell(t *testing.T) {
 	}
 }
 
-func TestCreateRefusesExistingFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "out.jsonl")
-	f, err := Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString("precious\n")
-	f.Close()
-	if _, err := Create(path); !errors.Is(err, ErrExists) {
-		t.Fatalf("second Create: %v, want ErrExists", err)
-	} else {
-		wantErr(t, err, path, "already exists", "refusing to overwrite")
-	}
-	if b, _ := os.ReadFile(path); string(b) != "precious\n" {
-		t.Errorf("file changed to %q", b)
-	}
-	f, err = CreateForce(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	if b, _ := os.ReadFile(path); len(b) != 0 {
-		t.Errorf("CreateForce left %q", b)
-	}
-}
-
 // A gzip-compressed file reads as its content; a broken gzip stream is an
 // error naming the file.
 func TestReadFileGzip(t *testing.T) {

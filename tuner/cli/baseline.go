@@ -81,9 +81,7 @@ func baselineCmd(args []string, stdout, stderr io.Writer) int {
 		if err == nil {
 			err = w.Flush()
 		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
+		err = settle(f, err)
 	}
 	if err != nil {
 		return bad("writing %s: %v", *out, err)

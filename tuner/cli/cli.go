@@ -453,10 +453,7 @@ func fitCmd(args []string, stdout, stderr io.Writer) int {
 	w, err := create(*out)
 	if err == nil {
 		m := tuner.Models{Version: tuner.ModelsVersion, Fits: fits}
-		err = m.Write(w)
-		if cerr := w.Close(); err == nil {
-			err = cerr
-		}
+		err = settle(w, m.Write(w))
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "tune fit: writing %s: %v\n", *out, err)
@@ -620,10 +617,7 @@ func tableCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		w, err := create(path)
 		if err == nil {
-			err = put(w)
-			if cerr := w.Close(); err == nil {
-				err = cerr
-			}
+			err = settle(w, put(w))
 		}
 		if err != nil {
 			return fmt.Errorf("writing %s: %w", path, err)
@@ -814,7 +808,19 @@ func pluginCmd(args []string, stdout, stderr io.Writer) int {
 		stdout.Write(tunerplugin.Source())
 		return exitOK
 	}
-	if err := tunerplugin.Build(*out); err != nil {
+	// The output first: a path that cannot be written is refused before
+	// the compiler runs. Written beside and renamed (results.File): a
+	// process that has the old one loaded keeps it, and a failure leaves
+	// nothing behind.
+	f, err := results.CreateMode(*out, 0o755)
+	if err == nil {
+		var so []byte
+		if so, err = tunerplugin.Compile(); err == nil {
+			_, err = f.Write(so)
+		}
+		err = settle(f, err)
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "tune plugin: %v\n", err)
 		return exitBad
 	}

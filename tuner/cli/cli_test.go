@@ -87,6 +87,24 @@ func TestPluginBuilds(t *testing.T) {
 	if code, stdout, _ := runCLI("plugin", "--source"); code != exitOK || !strings.Contains(stdout, "ncclTunerPlugin_v5") {
 		t.Errorf("--source: exit %d, no plugin table in %d bytes", code, len(stdout))
 	}
+	// A directory, or a path whose directory is missing, is refused before
+	// anything is built; nothing is made or left beside it.
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "no", "d", "x.so")
+	for _, c := range []struct{ out, want string }{
+		{dir, "cannot write " + dir + ": it is a directory"},
+		{missing, "cannot write " + missing + ": directory " + filepath.Dir(missing) + " does not exist"},
+	} {
+		if code, _, stderr := runCLI("plugin", "--output", c.out); code != exitBad || !strings.Contains(stderr, c.want) {
+			t.Errorf("--output %s: exit %d, %q; want %q", c.out, code, stderr, c.want)
+		}
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("left beside the refused outputs: %v", left)
+	}
+	if _, err := os.Stat(dir + ".new"); err == nil {
+		t.Errorf("%s.new left behind", dir)
+	}
 	if _, err := tunerplugin.Compiler(); err != nil {
 		t.Skipf("skipping the build: %v", err)
 	}
@@ -97,5 +115,11 @@ func TestPluginBuilds(t *testing.T) {
 	}
 	if b, err := os.ReadFile(out); err != nil || !bytes.HasPrefix(b, []byte("\x7fELF")) {
 		t.Errorf("%s is not a shared object (%v)", out, err)
+	}
+	if st, err := os.Stat(out); err != nil || st.Mode().Perm()&0o100 == 0 {
+		t.Errorf("%s is not executable (%v)", out, err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(out), ".*")); len(left) != 0 {
+		t.Errorf("left beside %s: %v", out, left)
 	}
 }

@@ -3,12 +3,12 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/gccl/gccl/ci"
+	"github.com/gccl/gccl/results"
 )
 
 // gateCmd is `tune gate --baseline FILES --candidate FILES`: the regression
@@ -136,18 +136,24 @@ func fileLists(args []string, flags ...string) []string {
 	return out
 }
 
-// writeFile creates or truncates path and writes it with put.
+// writeFile writes path with put, replacing it.
 func writeFile(path string, put func(io.Writer) error) error {
-	f, err := os.Create(path)
+	f, err := results.CreateForce(path)
 	if err != nil {
 		return err
 	}
-	err = put(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := settle(f, put(f)); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// settle puts a result file in place when it was written without error
+// (err), or discards it: the path holds a whole file or what it held.
+func settle(f *results.File, err error) error {
+	if err != nil {
+		f.Abort()
+		return err
+	}
+	return f.Commit()
 }

@@ -168,7 +168,7 @@ func TestGateBadInputExitsTwo(t *testing.T) {
 		{"min-size above all", []string{"--baseline", gateRuns, "--candidate", gateRuns, "--min-size", "1G"}, "below --min-size 1G"},
 		{"bad alpha", []string{"--baseline", gateRuns, "--candidate", gateRuns, "--alpha", "2"}, "alpha 2"},
 		{"bad tag", []string{"--baseline", gateNCCL + "@proto=XL", "--candidate", gateNCCL}, "proto=XL"},
-		{"unwritable report", []string{"--baseline", gateRuns, "--candidate", gateRuns, "--junit", filepath.Join(dir, "no", "dir.xml")}, "no such file or directory"},
+		{"unwritable report", []string{"--baseline", gateRuns, "--candidate", gateRuns, "--junit", filepath.Join(dir, "no", "dir.xml")}, "directory " + filepath.Join(dir, "no") + " does not exist"},
 	} {
 		code, stdout, stderr := runCLI(append([]string{"gate"}, tc.args...)...)
 		if code != 2 || !strings.Contains(stderr, tc.msg) || !strings.HasPrefix(stderr, "tune gate") {

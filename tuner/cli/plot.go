@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -160,13 +159,7 @@ func plotCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	f, err := create(*out)
 	if err == nil {
-		err = plots.Write(f, format, fig, page)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			os.Remove(*out) // no half-written image
-		}
+		err = settle(f, plots.Write(f, format, fig, page)) // no half-written image
 	}
 	if err != nil {
 		return bad("writing %s: %v", *out, err)

@@ -339,13 +339,17 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	// A run killed mid-block left its records in the part file: keep the
-	// complete ones.
+	// A run killed mid-block left its records in the part file, or in
+	// its temporary file (perf puts it in place only when its run ends):
+	// keep the complete ones.
 	part := filepath.Join(filepath.Dir(*out), "."+filepath.Base(*out)+".part")
-	if *force {
-		os.Remove(part)
-	} else if _, err := salvage(*out, part, nil); err != nil {
-		return bad("%v", err)
+	leftovers, _ := filepath.Glob(results.TempPattern(part))
+	for _, p := range append(leftovers, part) {
+		if *force {
+			os.Remove(p)
+		} else if _, err := salvage(*out, p, nil); err != nil {
+			return bad("%v", err)
+		}
 	}
 	done := map[tuner.Key]map[int64]int{} // records per key and size
 	if !*force {

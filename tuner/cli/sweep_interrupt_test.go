@@ -50,8 +50,12 @@ func TestSweepInterrupt(t *testing.T) {
 	}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		if b, err := os.ReadFile(part); err == nil && bytes.Count(b, []byte("\n")) >= 2 {
-			break
+		// perf writes the part file under a temporary name until its run ends.
+		tmps, _ := filepath.Glob(results.TempPattern(part))
+		if len(tmps) > 0 {
+			if b, err := os.ReadFile(tmps[0]); err == nil && bytes.Count(b, []byte("\n")) >= 2 {
+				break
+			}
 		}
 		if err := cmd.Process.Signal(syscall.Signal(0)); err != nil || time.Now().After(deadline) {
 			cmd.Process.Kill()
@@ -74,6 +78,9 @@ func TestSweepInterrupt(t *testing.T) {
 	}
 	if _, err := os.Stat(part); err == nil {
 		t.Errorf("%s left behind", part)
+	}
+	if tmps, _ := filepath.Glob(filepath.Join(dir, ".*.tmp-*")); len(tmps) > 0 {
+		t.Errorf("temporary files left behind: %v", tmps)
 	}
 	data, err := os.ReadFile(out)
 	if err != nil {

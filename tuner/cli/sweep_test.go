@@ -58,17 +58,27 @@ func TestSweepMeasuresAndResumes(t *testing.T) {
 	if recs, err = results.ReadFile(out); err != nil || len(recs) != 33 {
 		t.Fatalf("after the resume: %d records (%v), want 33", len(recs), err)
 	}
-	// A killed run's part file is salvaged.
+	// A killed run's part file is salvaged, and so is the temporary file
+	// of a part perf had not yet put in place.
 	part := filepath.Join(filepath.Dir(out), ".sweep.jsonl.part")
+	tmp := strings.Replace(results.TempPattern(part), "*", "4242-1", 1)
 	lines = strings.SplitAfter(readString(t, out), "\n")
 	if err := os.WriteFile(out, []byte(strings.Join(lines[:20], "")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(part, []byte(strings.Join(lines[20:33], "")+`{"trunc`), 0o644); err != nil {
+	if err := os.WriteFile(part, []byte(strings.Join(lines[20:27], "")+`{"trunc`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tmp, []byte(strings.Join(lines[27:33], "")+`{"trunc`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if code, stdout, _ = runCLI(sweepArgs(out)...); code != 0 || !strings.Contains(stdout, "0 points to measure") {
 		t.Fatalf("salvage: exit %d:\n%s", code, stdout)
+	}
+	for _, p := range []string{part, tmp} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s left after the salvage", p)
+		}
 	}
 }
 

@@ -40,39 +40,51 @@ func Compiler() (string, error) {
 	return "", fmt.Errorf("no C compiler to build the NCCL tuner plugin (tried %s): install gcc, or set CC", strings.Join(tried, ", "))
 }
 
-// Build compiles the plugin into out (a .so path), replacing it.
-func Build(out string) error {
+// Compile builds the plugin and returns the shared object's bytes.
+func Compile() ([]byte, error) {
 	cc, err := Compiler()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "gccl-tuner-")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer os.RemoveAll(dir)
 	src := filepath.Join(dir, "gccl_tuner.c")
 	if err := os.WriteFile(src, source, 0o644); err != nil {
-		return err
+		return nil, err
 	}
-	tmp := filepath.Join(dir, FileName)
-	cmd := exec.Command(cc, "-O2", "-Wall", "-fPIC", "-shared", "-fvisibility=hidden", "-o", tmp, src)
+	so := filepath.Join(dir, FileName)
+	cmd := exec.Command(cc, "-O2", "-Wall", "-fPIC", "-shared", "-fvisibility=hidden", "-o", so, src)
 	if msg, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("building the NCCL tuner plugin with %s: %v\n%s", cc, err, msg)
+		return nil, fmt.Errorf("building the NCCL tuner plugin with %s: %v\n%s", cc, err, msg)
 	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return err
+	return os.ReadFile(so)
+}
+
+// Build compiles the plugin into out (a .so path, in a directory that
+// exists), replacing it.
+func Build(out string) error {
+	if st, err := os.Stat(out); err == nil && st.IsDir() {
+		return fmt.Errorf("cannot write %s: it is a directory", out)
 	}
-	b, err := os.ReadFile(tmp)
+	b, err := Compile()
 	if err != nil {
 		return err
 	}
-	// Write beside and rename: a process that has the old one loaded keeps it.
-	next := out + ".new"
-	if err := os.WriteFile(next, b, 0o755); err != nil {
-		return err
+	// Write beside and rename: a process that has the old one loaded
+	// keeps it, and out is never half-written.
+	f, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %w", out, err)
 	}
-	return os.Rename(next, out)
+	defer os.Remove(f.Name()) // gone once renamed; else nothing left behind
+	_, err = f.Write(b)
+	if err = errors.Join(err, f.Chmod(0o755), f.Close()); err != nil {
+		return fmt.Errorf("writing %s: %w", out, err)
+	}
+	return os.Rename(f.Name(), out)
 }
 
 // Cached returns the plugin in the user's cache directory, building it
@@ -87,6 +99,9 @@ func Cached() (string, error) {
 	out := filepath.Join(dir, "gccl", fmt.Sprintf("%s-%08x", FileName, h.Sum32()))
 	if st, err := os.Stat(out); err == nil && st.Mode().IsRegular() {
 		return out, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return "", err
 	}
 	return out, Build(out)
 }
