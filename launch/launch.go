@@ -373,6 +373,10 @@ func (s *stopper) signal(sig syscall.Signal) string {
 		if !p.done {
 			alive = append(alive, strconv.Itoa(p.rank))
 			_ = p.cmd.Process.Signal(sig)
+			// A stopped process (SIGSTOP, a debugger detached) acts on
+			// the signal only once continued: it would otherwise sit out
+			// the grace and be killed without a word.
+			_ = p.cmd.Process.Signal(syscall.SIGCONT)
 		}
 	}
 	if len(alive) == 0 {
