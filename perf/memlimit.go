@@ -101,7 +101,7 @@ func countBufs(gs []bufGroup) int64 {
 	return n
 }
 
-// listBufs names gs: "send and recv, expected values".
+// listBufs names gs: "send, recv, expected values".
 func listBufs(gs []bufGroup) string {
 	s := make([]string, len(gs))
 	for i, g := range gs {
@@ -121,12 +121,12 @@ func (e *engine) stagings() int {
 	return e.t.inPlaceStages(e.o.AggIters, e.o.inFlight())
 }
 
-// inFlight bounds how many operations a rank may have enqueued and not
-// finished: warmUp's -w plus one, plus -n when the sweep has one size
-// (back to back, then waited for); a timed batch has at most -n (-w plus
-// one before it), fewer when each iteration is waited for (-I, which
-// --precision implies and without which batches do not grow;
-// --check-timed; -z). At most what the stack lets in flight.
+// inFlight bounds the operations a rank may have enqueued and not yet
+// finished: warmUp enqueues -w plus one (plus -n when the sweep has one
+// size) before it waits; a timed batch, -w plus one, then -n (fewer when
+// each iteration is waited for: -I, --check-timed, -z; the batches that
+// grow, under --precision, come with -I). At most what the stack lets in
+// flight (ccl.MaxInFlight).
 func (o *Options) inFlight() int {
 	return min(o.Warmup+1+o.Iters, ccl.MaxInFlight)
 }
