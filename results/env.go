@@ -21,6 +21,7 @@ var recordedGCCL = map[string]bool{
 	"GCCL_SOCKET_IFNAME": true, "GCCL_NET_SPIN": true, "GCCL_NSOCKS": true, "GCCL_NSOCKS_THREADS": true,
 	"GCCL_HOSTID": true, "GCCL_SINGLE_HOST": true, "GCCL_SHM_DIR": true, "GCCL_MIN_BW": true,
 	"GCCL_NCCL_LIBRARY": true, "GCCL_CUDART_LIBRARY": true, "GCCL_NCCL_INIT": true,
+	"GCCL_NCCL_CALL": true, "GCCL_NCCL_ALLOC": true,
 }
 
 // droppedNCCL are NCCL variables that name a job rather than configure
