@@ -359,14 +359,17 @@ func interruptNP(t *testing.T, shmDir string, args []string, rows int, delay tim
 // Ctrl-C under --np 4, once or twice, at moments spread over the run
 // (after 0 to all of its rows, and a few milliseconds): every result file
 // is valid or absent, never empty, no temporary file is left, and the run
-// exits 130. GCCL_TEST_INTERRUPT_TRIALS sets the trials of each kind (20),
-// GCCL_TEST_INTERRUPT_ARGS the run (64 MiB: "--np 4 -b 1K -e 64M -f 16
-// -n 20 -w 1 -c 0"; the default is smaller, to keep the test short).
+// exits 130. GCCL_TEST_INTERRUPT_TRIALS sets the trials of each kind (8:
+// the suite's time; issue 39's 20 and 20 at 64 MiB passed with
+// GCCL_TEST_INTERRUPT_TRIALS=20 GCCL_TEST_INTERRUPT_ARGS="--np 4 -b 1K
+// -e 64M -f 16 -n 20 -w 1 -c 0", 187 s on the 2-core VM), and
+// GCCL_TEST_INTERRUPT_ARGS the run (the default is smaller, to keep the
+// test short).
 func TestInterruptTrialsNP(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	trials := 20
+	trials := 8
 	if n, err := strconv.Atoi(os.Getenv("GCCL_TEST_INTERRUPT_TRIALS")); err == nil {
 		trials = n
 	}
