@@ -467,33 +467,3 @@ func TestPeerGone(t *testing.T) {
 		}
 	}
 }
-
-// The harness's link between processes times out as the communicators do,
-// so that its heartbeat names a stopped process as soon as theirs.
-func TestLinkTimeoutFollowsTheStack(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		env  string
-		want time.Duration
-	}{
-		{nil, "", ccl.DefaultTimeout},
-		{nil, "3", 3 * time.Second},
-		{nil, "500ms", 500 * time.Millisecond},
-		{[]string{"-T", "7"}, "3", 7 * time.Second},
-		{nil, "0", 0}, // waits forever: Join's own default
-	} {
-		if tc.env != "" {
-			t.Setenv(ccl.EnvTimeout, tc.env)
-		} else {
-			t.Setenv(ccl.EnvTimeout, "") // restored at the end
-			os.Unsetenv(ccl.EnvTimeout)
-		}
-		o, err := parseOptions("all_reduce_perf", tc.args, io.Discard)
-		if err != nil {
-			t.Fatalf("%v GCCL_TIMEOUT=%q: %v", tc.args, tc.env, err)
-		}
-		if got := o.linkTimeout(); got != tc.want {
-			t.Errorf("%v GCCL_TIMEOUT=%q: link timeout %v, want %v", tc.args, tc.env, got, tc.want)
-		}
-	}
-}

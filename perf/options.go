@@ -570,25 +570,6 @@ func parseBuffSizes(s string) ([]int64, error) {
 // timeout converts -T to the stack's timeout (0 keeps the default).
 func (o *Options) timeout() time.Duration { return time.Duration(o.Timeout) * time.Second }
 
-// linkTimeout is the timeout of the harness's link between the processes:
-// the communicators' own (-T, else GCCL_TIMEOUT, else the stack's default),
-// so that the link's heartbeat hears of a stopped process when theirs does
-// and a survivor's error names it at once (explain waits for the link: with
-// the link's 5 minutes it waited its full 2 s grace, and survivors of a
-// SIGSTOPped rank reported 3.9 s after the stop under GCCL_TIMEOUT=3). 0
-// (Join's default) where the timeout is off.
-func (o *Options) linkTimeout() time.Duration {
-	switch t := o.env.cfg.Timeout; {
-	case o.Timeout > 0:
-		return o.timeout()
-	case t > 0:
-		return t
-	case t < 0:
-		return 0
-	}
-	return ccl.DefaultTimeout
-}
-
 // isTerminal reports whether w is a terminal (for the progress bar).
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)

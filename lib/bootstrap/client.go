@@ -54,6 +54,12 @@ func heartbeatOf(timeout time.Duration) time.Duration { return timeout / 2 }
 // process lost or aborted, or the root gone.
 var ErrLost = errors.New("bootstrap: the job failed")
 
+// ErrRootLost is wrapped, beside ErrLost, when this process lost the root
+// itself (silent, or its connection closed): the root could not say which
+// process failed. Without it, an ErrLost names the process (the root's
+// word).
+var ErrRootLost = errors.New("lost")
+
 // Client is one process's link to its job's root.
 type Client struct {
 	conn     net.Conn
@@ -295,9 +301,9 @@ func (c *Client) read() {
 			switch {
 			case c.closing.Load():
 			case errors.As(err, &ne) && ne.Timeout():
-				c.markLost(fmt.Errorf("%w: lost %s: no heartbeat for %v (its host unreachable, or the process stopped)", ErrLost, c.rootDesc, silence))
+				c.markLost(fmt.Errorf("%w: %w %s: no heartbeat for %v (its host unreachable, or the process stopped)", ErrLost, ErrRootLost, c.rootDesc, silence))
 			default:
-				c.markLost(fmt.Errorf("%w: lost %s: connection closed (%v)", ErrLost, c.rootDesc, err))
+				c.markLost(fmt.Errorf("%w: %w %s: connection closed (%v)", ErrLost, ErrRootLost, c.rootDesc, err))
 			}
 			return
 		}
