@@ -388,15 +388,15 @@ func (r *Root) admit(m *member, nranks int) string {
 	r.procs = slices.Clone(r.members)
 	slices.SortFunc(r.procs, func(a, b *member) int { return slices.Min(a.info.Ranks) - slices.Min(b.info.Ranks) })
 	infos := make([]ProcInfo, len(r.procs))
-	self := r.self
+	self, ours := r.self, 0
 	for i, p := range r.procs {
 		p.index = i
 		infos[i] = p.info
 		if p.process == thisProcess {
-			self.index = i
+			self.index, ours = i, ours+1
 		}
 	}
-	if n := countFunc(r.procs, func(m *member) bool { return m.process == thisProcess }); n > 1 {
+	if ours > 1 {
 		self.index = -1 // several joins from this process (tests): none is the root's own
 	}
 	for i, p := range r.procs {
@@ -702,14 +702,4 @@ func joinInts(v []int) string {
 		s[i] = fmt.Sprint(x)
 	}
 	return strings.Join(s, ", ")
-}
-
-func countFunc[T any](v []T, f func(T) bool) int {
-	n := 0
-	for _, x := range v {
-		if f(x) {
-			n++
-		}
-	}
-	return n
 }
