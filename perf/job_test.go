@@ -401,14 +401,14 @@ func TestHostsEnv(t *testing.T) {
 	}
 	f := hostsEnv(6, 3, none)
 	for r, want := range []string{"host0", "host0", "host1", "host1", "host2", "host2"} {
-		env := f(r)
-		if env[0] != "GCCL_HOSTID="+want || len(env) != 2 || env[1] != "GCCL_SOCKET_IFNAME=lo" {
-			t.Errorf("process %d: %v, want GCCL_HOSTID=%s on lo", r, env, want)
+		got := strings.Join(f(r), " ")
+		if w := "GCCL_HOSTID=" + want + " NCCL_HOSTID=" + want + " GCCL_SOCKET_IFNAME=lo NCCL_SOCKET_IFNAME=lo"; got != w {
+			t.Errorf("process %d: %s, want %s", r, got, w)
 		}
 	}
-	set := func(k string) (string, bool) { return "eth", k == "GCCL_SOCKET_IFNAME" }
-	if env := hostsEnv(2, 2, set)(1); len(env) != 1 {
-		t.Errorf("GCCL_SOCKET_IFNAME set by the user was overridden: %v", env)
+	set := func(k string) (string, bool) { return "eth", k == "GCCL_SOCKET_IFNAME" || k == "NCCL_SOCKET_IFNAME" }
+	if env := hostsEnv(2, 2, set)(1); len(env) != 2 {
+		t.Errorf("GCCL_SOCKET_IFNAME and NCCL_SOCKET_IFNAME set by the user were overridden: %v", env)
 	}
 }
 

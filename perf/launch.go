@@ -109,17 +109,25 @@ func netnsPlace(lo *launch.Options, hs *netns.Hosts, perHost int) {
 
 // hostsEnv is --hosts: process r of np is host r/(np/hosts), named
 // "host<k>" as its GCCL_HOSTID (so the stack joins hosts by the network
-// transport), on loopback unless GCCL_SOCKET_IFNAME is set. nil when
-// hosts is 0 (the processes are one host).
+// transport), on loopback unless GCCL_SOCKET_IFNAME is set. NCCL is told
+// the same (NCCL_HOSTID; NCCL_SOCKET_IFNAME=lo unless set): it then sees
+// that many nodes and joins them with its network transport (sockets over
+// loopback where no other network is configured). nil when hosts is 0
+// (the processes are one host).
 func hostsEnv(np, hosts int, lookup func(string) (string, bool)) func(int) []string {
 	if hosts <= 0 {
 		return nil
 	}
 	_, ifname := lookup(ccl.EnvSocketIfname)
+	_, ncclIfname := lookup("NCCL_SOCKET_IFNAME")
 	return func(r int) []string {
-		env := []string{ccl.EnvHostID + "=host" + strconv.Itoa(r/(np/hosts))}
+		host := "host" + strconv.Itoa(r/(np/hosts))
+		env := []string{ccl.EnvHostID + "=" + host, "NCCL_HOSTID=" + host}
 		if !ifname {
 			env = append(env, ccl.EnvSocketIfname+"=lo")
+		}
+		if !ncclIfname {
+			env = append(env, "NCCL_SOCKET_IFNAME=lo")
 		}
 		return env
 	}

@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 	"runtime/trace"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -224,6 +225,9 @@ func (e *engine) run() (int, error) {
 	}
 	defer restore()
 	sizes := sizeList(o.MinBytes, o.MaxBytes, o.StepBytes, o.StepFactor)
+	if o.SizeList != nil { // limitMemory may have lowered MaxBytes
+		sizes = slices.DeleteFunc(slices.Clone(o.SizeList), func(s int64) bool { return s > o.MaxBytes })
+	}
 	configs := o.configs()
 
 	if err := checkPlotFile(o); err != nil {

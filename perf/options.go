@@ -43,10 +43,13 @@ func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(f
 // Options is the parsed command line.
 type Options struct {
 	// nccl-tests flags.
-	Threads, RanksPerThread         int               // -t, -g
-	RanksPerHost                    int               // --ranks-per-host (gccl)
-	MinBytes, MaxBytes              int64             // -b, -e
-	StepBytes, StepFactor           int64             // -i, -f
+	Threads, RanksPerThread int   // -t, -g
+	RanksPerHost            int   // --ranks-per-host (gccl)
+	MinBytes, MaxBytes      int64 // -b, -e
+	StepBytes, StepFactor   int64 // -i, -f
+	// SizeList is --sizes: the sizes to measure, ascending, instead of the
+	// -b/-e/-f series (MinBytes and MaxBytes are its ends); nil for the series.
+	SizeList                        []int64
 	Iters, AggIters, Warmup, Cycles int               // -n, -m, -w, -N
 	ParallelInit                    int               // -p
 	Check                           int               // -c
@@ -131,7 +134,7 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	fs := pflag.NewFlagSet(prog, pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.SortFlags = false
-	var minB, maxB, stepB, op, dt, root string
+	var minB, maxB, stepB, sizeList, op, dt, root string
 	var protos, algos, channels, buffs, precision, configList string
 	fs.IntVarP(&o.Threads, "nthreads", "t", 1, "threads per process")
 	fs.IntVarP(&o.RanksPerThread, "ngpus", "g", 1, "ranks per thread (GPUs per thread in nccl-tests)")
@@ -140,6 +143,7 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	fs.StringVarP(&maxB, "maxbytes", "e", "32M", "max size in bytes")
 	fs.StringVarP(&stepB, "stepbytes", "i", "1M", "increment size")
 	fs.Int64VarP(&o.StepFactor, "stepfactor", "f", 1, "increment factor (used instead of -i when > 1)")
+	fs.StringVar(&sizeList, "sizes", "", "measure exactly these sizes, e.g. 12,3K,1.5M (instead of -b, -e, -f and -i)")
 	fs.IntVarP(&o.Iters, "iters", "n", 20, "iteration count")
 	fs.IntVarP(&o.AggIters, "agg_iters", "m", 1, "aggregated iteration count (ops per group)")
 	fs.IntVarP(&o.Warmup, "warmup_iters", "w", 5, "warmup iteration count")
@@ -214,6 +218,17 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	}
 	if o.StepBytes, err = parseSizeFlag("stepbytes", stepB); err != nil {
 		return nil, err
+	}
+	if fs.Changed("sizes") {
+		for _, f := range []string{"minbytes", "maxbytes", "stepbytes", "stepfactor"} {
+			if fs.Changed(f) {
+				return nil, usagef("--sizes names every size to measure: give it or --%s, not both", f)
+			}
+		}
+		if o.SizeList, err = parseSizeList(sizeList); err != nil {
+			return nil, err
+		}
+		o.MinBytes, o.MaxBytes = o.SizeList[0], o.SizeList[len(o.SizeList)-1]
 	}
 	if o.Types, err = parseTypes(dt); err != nil {
 		return nil, err
@@ -401,6 +416,21 @@ func parseSizeFlag(name, v string) (int64, error) {
 		return 0, usagef("invalid size specified for '%s': %q: want a number of bytes with an optional K, M or G suffix (e.g. 8, 1.5K, 64M)", name, v)
 	}
 	return n, nil
+}
+
+// parseSizeList is --sizes: comma-separated sizes, returned ascending
+// without repeats.
+func parseSizeList(v string) ([]int64, error) {
+	var out []int64
+	for _, f := range strings.Split(v, ",") {
+		n, err := parseSize(strings.TrimSpace(f))
+		if err != nil {
+			return nil, usagef("invalid --sizes %q: %q is not a size; want sizes in bytes with an optional K, M or G suffix, comma-separated (e.g. 12,3K,1.5M)", v, strings.TrimSpace(f))
+		}
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
 }
 
 var opAliases = map[string]reduce.Op{"mulsum": reduce.PreMulSum, "premulsum": reduce.PreMulSum}

@@ -326,3 +326,32 @@ func TestHelp(t *testing.T) {
 		t.Errorf("--help has no '-t, --nthreads' line:\n%s", r.stderr)
 	}
 }
+
+// --sizes measures exactly the sizes it names, ascending, once each; it
+// replaces -b/-e/-f/-i, and a bad list or a mix is refused by name.
+func TestSizesFlag(t *testing.T) {
+	o, err := parseOptions("all_reduce_perf", []string{"--sizes", "3K, 12,1.5K,12"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int64{12, 1536, 3072}; !reflect.DeepEqual(o.SizeList, want) || o.MinBytes != 12 || o.MaxBytes != 3072 {
+		t.Errorf("--sizes: list %v, -b %d -e %d; want %v from 12 to 3072", o.SizeList, o.MinBytes, o.MaxBytes, want)
+	}
+	r := runPerf(t, AllReduce, "--sizes", "12,96,1K", "-t", "2", "-n", "2", "-w", "1")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var got []string
+	for _, row := range dataRows(r.stdout) {
+		got = append(got, strings.Fields(row)[0])
+	}
+	if want := []string{"12", "96", "1024"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("rows %v, want %v:\n%s", got, want, r.stdout)
+	}
+	for _, bad := range [][]string{{"--sizes", "8,x"}, {"--sizes", ""}, {"--sizes", "8,16", "-b", "8"}, {"--sizes", "8", "-f", "2"}} {
+		_, err := parseOptions("all_reduce_perf", bad, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), "--sizes") {
+			t.Errorf("%q: err %v, want one naming --sizes", bad, err)
+		}
+	}
+}

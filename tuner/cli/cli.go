@@ -650,14 +650,38 @@ func validateCmd(args []string, stdout, stderr io.Writer) int {
 	points := fs.Bool("points", false, "also list every point: size, fastest measured, the table's and the default's choice and regret")
 	failWorse := fs.Bool("fail-worse", false, "exit 1 when the table does worse than the default on the points both were measured at (higher geomean or max regret)")
 	tags := tagFlag(fs)
+	live := fs.Bool("live", false, "run the table's rules live, beside the stack's own choice (for NCCL: through the tuner plugin against no plugin), on sizes the sweep did not measure, in alternating passes; FILES, if given, are the sweep's records (the margins the rules claimed)")
+	var lo liveOptions
+	fs.StringVar(&lo.backend, "backend", "embedded", "with --live: embedded (gccl's stack) or nccl (libnccl on GPUs)")
+	fs.IntVar(&lo.ranks, "ranks", 0, "with --live: the rank count to measure (default: the one each rule names)")
+	fs.IntVar(&lo.np, "np", 0, "with --live: run across this many processes (perf --np; default 0: the ranks in one process)")
+	fs.IntVar(&lo.hosts, "hosts", 0, "with --live and --np: the processes are this many hosts (perf --hosts; default 0: one host)")
+	fs.IntVar(&lo.passes, "passes", 3, "with --live: passes, each one run of the default and one of the table, who goes first alternating")
+	fs.IntVar(&lo.perRule, "sizes-per-rule", 3, "with --live: held-out sizes measured inside each rule")
+	fs.IntVarP(&lo.iters, "iters", "n", 50, "with --live: timed iterations per size")
+	fs.IntVarP(&lo.warmup, "warmup_iters", "w", 10, "with --live: warmup iterations per size")
+	noise := fs.String("noise", "1%", "with --live: the least noise assumed at any size (the passes' own spread counts when larger)")
+	maxB := fs.String("max-bytes", "1G", "with --live: where held-out sizes of a rule with no upper end stop")
+	fs.StringVar(&lo.output, "output", "", "with --live: write the rules that paid as a tuning table (JSON; default: none written)")
+	fs.StringVar(&lo.nccl, "nccl-csv", "", "with --live: write the rules that paid as NCCL's tuner CSV (default: none written)")
+	fs.BoolVar(&lo.force, "force", false, "with --live: overwrite --output and --nccl-csv")
+	fs.BoolVar(&lo.keepAll, "keep-unpaid", false, "with --live: keep the unpaid and unmeasured rules in the written table too (the slower ones are always dropped)")
 	setUsage(fs, stderr, "tune validate --table FILE [flags] FILES...",
-		"Regret of a tuning table's choices, and of the stack's built-in default, on\nmeasurements the table was not built from.")
+		"Regret of a tuning table's choices, and of the stack's built-in default, on\nmeasurements the table was not built from. With --live, the table runs live\nbeside the default, and each rule's realised gain is set beside its claim.")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
 	bad := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "tune validate: "+format+"\n", a...)
 		return exitBad
+	}
+	if *live {
+		return validateLive(fs, &lo, *tablePath, *noise, *maxB, *points, *failWorse, *tags, stdout, stderr)
+	}
+	for _, f := range []string{"backend", "ranks", "np", "hosts", "passes", "sizes-per-rule", "iters", "warmup_iters", "noise", "max-bytes", "output", "nccl-csv", "force", "keep-unpaid"} {
+		if fs.Changed(f) {
+			return bad("--%s is a flag of --live: add --live to run the table live", f)
+		}
 	}
 	consts := tuning.DefaultConstants()
 	if *model != "" {
