@@ -20,11 +20,15 @@ import re
 import statistics
 import sys
 
-NAME = re.compile(r"^(small|large|graph|cputime|g1|logs)_(.+)_([A-Za-z0-9]+)_p(\d+)\.txt$")
+NAME = re.compile(r"^(small|large|graph|cputime|g1|logs|np|hosts)_(.+)_([A-Za-z0-9]+)_p(\d+)\.txt$")
 TUNING = re.compile(r"(\w+): +(\d+) Bytes -> Algo (\w+) proto (\w+)(?: channel\{Lo\.\.Hi\}=\{(\d+)\.\.(\d+)\})?")
-REF = {"gccl": "nt", "ntplugin": "nt", "ntpin": "nt", "gcclpin": "ntpin"}  # the rest against gccl
-BOUND = {"gccl": (1.0, 0.03), "gcclpin": (1.0, 0.03), "plugin": (0.5, 0.01), "ntplugin": (0.5, 0.01)}
-ORDER = ["nt", "gccl", "plugin", "ntplugin", "ntpin", "gcclpin", "cudamalloc", "purego"]
+# the rest against gccl
+REF = {"gccl": "nt", "ntplugin": "nt", "ntpin": "nt", "gcclpin": "ntpin",
+       "gcclnp": "ntmpi", "gcclmpi": "ntmpi", "gcclhosts": "nthosts", "gcclhostsmpi": "nthosts"}
+BOUND = {"gccl": (1.0, 0.03), "gcclpin": (1.0, 0.03), "plugin": (0.5, 0.01), "ntplugin": (0.5, 0.01),
+         "gcclnp": (1.0, 0.03), "gcclmpi": (1.0, 0.03), "gcclhosts": (1.0, 0.03), "gcclhostsmpi": (1.0, 0.03)}
+ORDER = ["nt", "gccl", "plugin", "ntplugin", "ntpin", "gcclpin", "cudamalloc", "purego",
+         "ntmpi", "gcclnp", "gcclmpi", "nthosts", "gcclhosts", "gcclhostsmpi"]
 
 
 def rows(path):
@@ -103,7 +107,7 @@ def table(step, coll, byvar):
     npass = {v: len(byvar[v]) for v in vars_}
     print(f"\n## {step} {coll}: out-of-place us, median over passes (spread); passes {npass}")
     head = f"{'size':>10} |" + "".join(f" {v:>15} |" for v in vars_)
-    gaps = [v for v in vars_ if v != "nt" and (REF.get(v, "gccl") in byvar)]
+    gaps = [v for v in vars_ if v not in ("nt", "ntmpi", "nthosts") and (REF.get(v, "gccl") in byvar)]
     head += "".join(f" {v + '-' + REF.get(v, 'gccl'):>17} |" for v in gaps)
     print(head)
     flagged = collections.Counter()
@@ -169,9 +173,10 @@ def choices(d):
     print("\n## NCCL's choices (logs step: TUNING lines, rank 0 of each communicator)")
     for coll in sorted(logs):
         by = logs[coll]
-        ref = by.get("nt", set())
+        refvar = "nt" if "nt" in by else "nthosts"
+        ref = by.get(refvar, set())
         for var in sorted(by):
-            if var == "nt":
+            if var == refvar:
                 continue
             extra, missing = sorted(by[var] - ref), sorted(ref - by[var])
             same = "the same as nccl-tests'" if not extra and not missing else f"{len(extra)} not in nccl-tests', {len(missing)} of nccl-tests' missing"
@@ -189,7 +194,7 @@ def choices(d):
 def main():
     d = sys.argv[1] if len(sys.argv) > 1 else "."
     data, bad = load(d)
-    for step in ["small", "large", "cputime", "graph", "g1"]:
+    for step in ["small", "large", "cputime", "graph", "g1", "np", "hosts"]:
         for coll in sorted(data.get(step, {})):
             table(step, coll, data[step][coll])
     choices(d)

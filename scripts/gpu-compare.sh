@@ -35,6 +35,20 @@
 #   g1       -g 1 (GPU 0) allreduce and sendrecv, small sizes, G1_PASSES (3): nt, gccl
 #   logs     NCCL's choices (NCCL_DEBUG_SUBSYS=TUNING,INIT,ENV), every collective,
 #            8 B-8 MiB by 4, -n 2 -w 1: nt, gccl, plugin
+#   live     a table from a 4-GPU sweep (tune sweep --backend nccl, LIVE_COLLS,
+#            every algorithm x protocol and NCCL's own, 8 B-LIVE_MAX by 4, 2 repeats;
+#            tune table), then tune validate --live: each rule through the
+#            plugin against no plugin on held-out sizes, LIVE_PASSES (3) passes
+#   np       one process per GPU, NP_COLLS, -b 8 -e 256M -f 8 -n 50 -w 10,
+#            NP_PASSES (3): ntmpi (nccl-tests built with MPI=1 under mpirun -np N),
+#            gcclnp (--np N), gcclmpi (gccl under mpirun -np N)
+#   hosts    the N processes as 2 nodes (NCCL_HOSTID per pair, sockets on
+#            loopback), allreduce and allgather, -b 8 -e 64M -f 8 -n 20 -w 5,
+#            HOSTS_PASSES (2): nthosts (mpirun, NCCL_HOSTID by a wrapper), gcclhosts
+#            (--np N --hosts 2); and one logged run each (nNodes in NCCL's log
+#            and the plugin's)
+# WRAP (e.g. "taskset -c 8-15") prefixes every timed command of every variant;
+# SMALL_VARIANTS (e.g. "nt gccl plugin") replaces the small step's variants.
 #
 # Everything lands in ONE archive, $OUT/compare_<steps>.tgz (raw outputs,
 # NCCL logs, timing, machine, summary), and the summary (median tables,
@@ -91,6 +105,28 @@ build_nt() {
 	[ $rc = 0 ] || tail -20 "$W/build.log"
 }
 export LD_LIBRARY_PATH=/tmp/ncclhome/lib:${LD_LIBRARY_PATH:-}
+# nccl-tests with MPI=1 (one process per GPU under mpirun), in $NT-mpi; Open
+# MPI's include and lib folders as mpicc names them.
+NTM=$NT-mpi
+NTM_BINS="all_reduce all_gather reduce_scatter sendrecv"
+build_ntm() {
+	[ -x "$NTM/build/sendrecv_perf" ] && return 0
+	mkdir -p $NTM /tmp/mpihome /tmp/ncclhome/lib
+	[ -f $NTM/src/common.cu ] || tar xzf "${NCCL_TESTS_TGZ:-$BIN/nccl-tests-2.19.6.tar.gz}" -C $NTM --strip-components=1
+	ln -sf "$GCCL_NCCL_LIBRARY" /tmp/ncclhome/lib/libnccl.so
+	ln -sf "$GCCL_NCCL_LIBRARY" /tmp/ncclhome/lib/libnccl.so.2
+	ln -sfn /usr/include /tmp/ncclhome/include
+	ln -sfn "$(mpicc --showme:incdirs | awk '{print $1}')" /tmp/mpihome/include
+	ln -sfn "$(mpicc --showme:libdirs | awk '{print $1}')" /tmp/mpihome/lib
+	(cd $NTM && timeout -s KILL 200 make -j"$(nproc)" MPI=1 MPI_HOME=/tmp/mpihome CUDA_HOME=/usr/local/cuda NCCL_HOME=/tmp/ncclhome \
+		BIN_FILES_LIST="$NTM_BINS" NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" >"$W/build-mpi.log" 2>&1)
+	echo "build-mpi rc=$?" >>"$W/build-mpi.log"
+}
+MPIRUN="mpirun --allow-run-as-root --oversubscribe --mca btl_vader_single_copy_mechanism none -np $N -x NCCL_NVLS_ENABLE -x LD_LIBRARY_PATH -x GCCL_NCCL_LIBRARY -x GCCL_CUDART_LIBRARY"
+# hostwrap: NCCL_HOSTID per pair of Open MPI ranks (2 simulated nodes), sockets on loopback.
+HOSTWRAP=$W/hostwrap.sh
+printf '#!/bin/sh\nexport NCCL_HOSTID=host$((OMPI_COMM_WORLD_RANK / (OMPI_COMM_WORLD_SIZE / 2))) NCCL_SOCKET_IFNAME=lo\nexec "$@"\n' >"$HOSTWRAP"
+chmod +x "$HOSTWRAP"
 
 # GPU 0's CPUs (nvidia-smi topo -m's CPU Affinity: the first all-digit field
 # of its row after the link columns), for the pinned variants.
@@ -101,7 +137,7 @@ log "pinned variants run on CPUs $PINCPUS"
 PLUGIN=$W/libnccl-tuner-gccl.so
 EMPTY=$W/no-rules.csv
 printf '# no rules: the plugin loaded, NCCL choosing\n' >"$EMPTY"
-if has small || has large || has logs; then
+if has small || has large || has logs || has live || has hosts; then
 	"$BIN/tune" plugin --output "$PLUGIN" >"$W/plugin-build.log" 2>&1 || log "plugin build failed: $(tail -3 "$W/plugin-build.log")"
 fi
 
@@ -120,6 +156,12 @@ cmd() {
 	esac
 	case $v in
 	nt) echo "$NT/build/$p $*" ;;
+	ntmpi) echo "$MPIRUN $NTM/build/$p $*" ;;
+	gcclnp) echo "$BIN/tune _perf $p --backend nccl --np $N $*" ;;
+	gcclmpi) echo "$MPIRUN $BIN/tune _perf $p --backend nccl $*" ;;
+	nthosts) echo "$MPIRUN $HOSTWRAP $NTM/build/$p $*" ;;
+	gcclhosts) echo "$BIN/tune _perf $p --backend nccl --np $N --hosts 2 $*" ;;
+	gcclhostsplugin) echo "$BIN/tune _perf $p --backend nccl --np $N --hosts 2 --tuning-file $EMPTY $*" ;;
 	ntplugin) echo "env NCCL_TUNER_PLUGIN=$PLUGIN NCCL_TUNER_CONFIG_FILE=$EMPTY $NT/build/$p $*" ;;
 	ntpin) echo "taskset -c $PINCPUS $NT/build/$p $*" ;;
 	gcclpin) echo "taskset -c $PINCPUS $BIN/tune _perf $p --backend nccl $*" ;;
@@ -150,7 +192,7 @@ run1() {
 	[ $t -gt $((l - RESERVE)) ] && t=$((l - RESERVE))
 	local c0 line
 	c0=$(date +%s%N)
-	line=$(cmd "$v" "$c" "$@")
+	line="${WRAP:-}${WRAP:+ }$(cmd "$v" "$c" "$@")"
 	{
 		echo "### $line"
 		timeout -s KILL "$t" $line
@@ -167,6 +209,7 @@ rotate() {
 	for ((i = 0; i < n; i++)); do printf '%s ' "${a[$(((i + k - 1) % n))]}"; done
 }
 variants_small() {
+	[ -n "${SMALL_VARIANTS:-}" ] && echo "$SMALL_VARIANTS" && return
 	local c=$1 v="nt gccl plugin"
 	case $c in all_reduce | sendrecv) v="$v cudamalloc purego" ;; all_gather) v="$v cudamalloc" ;; esac
 	case $c in all_gather) v="$v ntplugin" ;; esac
@@ -177,7 +220,63 @@ variants_small() {
 COLLS="all_reduce all_gather reduce_scatter broadcast reduce sendrecv"
 SMALL="-b 8 -e 8M -f 4"
 
+# Built before anything is timed: a build on every core would disturb it.
+if has np || has hosts; then
+	log "build nccl-tests MPI=1 ($NTM_BINS)"
+	build_ntm
+	log "$(tail -1 "$W/build-mpi.log")"
+fi
 if has small || has large || has graph || has cputime || has g1 || has logs; then build_nt; fi
+
+if has live; then
+	LIVE_COLLS=${LIVE_COLLS:-allgather,reducescatter}
+	log "live: tune sweep --backend nccl --ranks $N --colls $LIVE_COLLS, then tune table, then tune validate --live"
+	t=$(($(left) - RESERVE - 150))
+	[ $t -gt "${LIVE_SWEEP_S:-200}" ] && t=${LIVE_SWEEP_S:-200}
+	if [ $t -gt 30 ]; then
+		timeout -s INT $t "$BIN/tune" sweep --backend nccl --ranks $N --colls "$LIVE_COLLS" --proto all --algo all --nchannels auto \
+			-b 8 -e "${LIVE_MAX:-256M}" -f 4 --precision 3% --max-time 200ms --repeat 2 --output "$W/live-train.jsonl" --force >"$W/live-sweep.log" 2>&1
+		log "sweep rc=$? ($(wc -l <"$W/live-train.jsonl" 2>/dev/null) records)"
+		"$BIN/tune" table "$W/live-train.jsonl" --output "$W/live-table.json" --nccl-csv "$W/live-table.csv" --force >"$W/live-table.txt" 2>&1
+		log "table rc=$?: $(tail -1 "$W/live-table.txt")"
+		t=$(($(left) - RESERVE - 10))
+		[ $t -gt "${LIVE_VALIDATE_S:-150}" ] && t=${LIVE_VALIDATE_S:-150}
+		[ -f "$PLUGIN" ] && export NCCL_TUNER_PLUGIN=$PLUGIN
+		timeout -s KILL $t "$BIN/tune" validate --live --backend nccl --table "$W/live-table.json" --ranks $N --passes "${LIVE_PASSES:-3}" \
+			--points --output "$W/live-kept.json" --nccl-csv "$W/live-kept.csv" --force "$W/live-train.jsonl" >"$W/live-validate.txt" 2>&1
+		log "validate rc=$?"
+		unset NCCL_TUNER_PLUGIN
+		tail -40 "$W/live-validate.txt"
+	else
+		log "live skipped: $(left) s left"
+	fi
+fi
+if has np; then
+	log "np: one process per GPU, ${NP_PASSES:-3} passes"
+	for pass in $(seq 1 "${NP_PASSES:-3}"); do
+		for c in ${NP_COLLS:-all_reduce all_gather reduce_scatter sendrecv}; do
+			for v in $(rotate "$pass" ntmpi gcclnp gcclmpi); do
+				run1 np "$pass" "$v" "$c" 60 -b 8 -e 256M -f 8 -n 50 -w 10 -c 0
+			done
+		done
+	done
+fi
+if has hosts; then
+	log "hosts: $N processes as 2 nodes, ${HOSTS_PASSES:-2} passes"
+	for pass in $(seq 1 "${HOSTS_PASSES:-2}"); do
+		for c in all_reduce all_gather; do
+			for v in $(rotate "$pass" nthosts gcclhosts); do
+				run1 hosts "$pass" "$v" "$c" 90 -b 8 -e 64M -f 8 -n 20 -w 5 -c 0
+			done
+		done
+	done
+	for v in nthosts gcclhosts; do
+		NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING,INIT,ENV,NET NCCL_DEBUG_FILE="$W/logs/hosts_all_reduce_${v}.%p.log" \
+			run1 logs 1 "$v" all_reduce 60 -b 8 -e 64K -f 64 -n 2 -w 1 -c 0
+	done
+	[ -f "$PLUGIN" ] && NCCL_TUNER_PLUGIN=$PLUGIN NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING,INIT NCCL_DEBUG_FILE="$W/logs/hosts_all_reduce_plugin.%p.log" \
+		run1 logs 1 gcclhostsplugin all_reduce 60 -b 8 -e 64K -f 64 -n 2 -w 1 -c 0
+fi
 
 if has logs; then
 	log "logs: NCCL_DEBUG=INFO TUNING,INIT,ENV"

@@ -103,6 +103,10 @@ func (r *LiveRule) Judge(floor float64) {
 	r.Gain = math.Expm1(logSum / float64(len(r.Points)))
 	r.Noise = median(noises)
 	switch {
+	case sameRun(r.Points) != "":
+		r.Verdict = LiveUnpaid
+		r.Why = fmt.Sprintf("the default already ran %s at every held-out size: the rule changes nothing there (gain %+.1f%%, noise %.1f%%)",
+			sameRun(r.Points), 100*r.Gain, 100*r.Noise)
 	case worstAt >= 0:
 		p := r.Points[worstAt]
 		r.Verdict = LiveSlower
@@ -118,6 +122,19 @@ func (r *LiveRule) Judge(floor float64) {
 			r.Why += fmt.Sprintf(", %.0f%% of the %+.1f%% claimed", 100*r.Gain/r.Claimed, 100*r.Claimed)
 		}
 	}
+}
+
+// sameRun is what both variants ran at every point, where the runs say and
+// it is one and the same choice everywhere; "" otherwise.
+func sameRun(ps []LivePoint) string {
+	ran := ""
+	for _, p := range ps {
+		if p.DefaultRan == "" || p.DefaultRan != p.TableRan || (ran != "" && p.TableRan != ran) {
+			return ""
+		}
+		ran = p.TableRan
+	}
+	return ran
 }
 
 func bytesRange(r tuning.Range) string {

@@ -37,6 +37,13 @@ func TestLiveJudge(t *testing.T) {
 			t.Errorf("%s: %s (%s), want %s (%q)", c.name, r.Verdict, r.Why, c.want, c.why)
 		}
 	}
+	// Where the default already ran the rule's choice, a gain is the runs'
+	// luck: unpaid, whatever it measured.
+	same := LiveRule{Claimed: 0.2, Points: []LivePoint{{Bytes: 64, Default: []float64{12, 12, 12}, Table: []float64{10, 10, 10}, DefaultRan: "Ring/LL", TableRan: "Ring/LL"}}}
+	same.Judge(0.01)
+	if same.Verdict != LiveUnpaid || !strings.Contains(same.Why, "already ran Ring/LL") {
+		t.Errorf("the same choice both ways: %s (%s), want unpaid", same.Verdict, same.Why)
+	}
 	// The gain is the geometric mean of the points' ratios, minus 1.
 	r := LiveRule{Claimed: math.NaN(), Points: []LivePoint{pt(8, []float64{20}, []float64{10}), pt(16, []float64{10}, []float64{20})}}
 	r.Judge(0.01)

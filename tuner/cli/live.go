@@ -167,8 +167,7 @@ func liveValidate(tab *tuning.Table, tablePath string, train []results.Record, o
 		// on every call: one short run of each, untimed, with the log on.
 		if o.backend == "nccl" {
 			for _, withTable := range []bool{false, true} {
-				out := filepath.Join(dir, fmt.Sprintf("logged%d.jsonl", run))
-				run++
+				out := filepath.Join(dir, fmt.Sprintf("logged-%d-%t.jsonl", run, withTable))
 				lo := o
 				lo.iters, lo.warmup = 2, 1
 				recs, err := liveRun(s, withTable, tuningFile, out, lo, []string{"NCCL_DEBUG=INFO", "NCCL_DEBUG_SUBSYS=TUNING"})
