@@ -41,7 +41,9 @@
 #            plugin against no plugin on held-out sizes, LIVE_PASSES (3) passes
 #   np       one process per GPU, NP_COLLS, -b 8 -e 256M -f 8 -n 50 -w 10,
 #            NP_PASSES (3): ntmpi (nccl-tests built with MPI=1 under mpirun -np N),
-#            gcclnp (--np N), gcclmpi (gccl under mpirun -np N)
+#            gcclnp (--np N), gcclmpi (gccl under mpirun -np N); NP_VARIANTS may add
+#            gcclmpig (under mpirun, GOMAXPROCS its share of the CPUs) and
+#            gcclnpunbound (--np N --bind-to none)
 #   hosts    the N processes as 2 nodes (NCCL_HOSTID per pair, sockets on
 #            loopback), allreduce and allgather, -b 8 -e 64M -f 8 -n 20 -w 5,
 #            HOSTS_PASSES (2): nthosts (mpirun, NCCL_HOSTID by a wrapper), gcclhosts
@@ -159,6 +161,8 @@ cmd() {
 	ntmpi) echo "$MPIRUN $NTM/build/$p $*" ;;
 	gcclnp) echo "$BIN/tune _perf $p --backend nccl --np $N $*" ;;
 	gcclmpi) echo "$MPIRUN $BIN/tune _perf $p --backend nccl $*" ;;
+	gcclmpig) echo "$MPIRUN -x GOMAXPROCS=$(($(nproc) / N)) $BIN/tune _perf $p --backend nccl $*" ;;
+	gcclnpunbound) echo "$BIN/tune _perf $p --backend nccl --np $N --bind-to none $*" ;;
 	nthosts) echo "$MPIRUN $HOSTWRAP $NTM/build/$p $*" ;;
 	gcclhosts) echo "$BIN/tune _perf $p --backend nccl --np $N --hosts 2 $*" ;;
 	gcclhostsplugin) echo "$BIN/tune _perf $p --backend nccl --np $N --hosts 2 --tuning-file $EMPTY $*" ;;
@@ -255,7 +259,7 @@ if has np; then
 	log "np: one process per GPU, ${NP_PASSES:-3} passes"
 	for pass in $(seq 1 "${NP_PASSES:-3}"); do
 		for c in ${NP_COLLS:-all_reduce all_gather reduce_scatter sendrecv}; do
-			for v in $(rotate "$pass" ntmpi gcclnp gcclmpi); do
+			for v in $(rotate "$pass" ${NP_VARIANTS:-ntmpi gcclnp gcclmpi}); do
 				run1 np "$pass" "$v" "$c" 60 -b 8 -e 256M -f 8 -n 50 -w 10 -c 0
 			done
 		done
