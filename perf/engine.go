@@ -295,8 +295,8 @@ type threadResult struct {
 	err    error
 }
 
-// timeThread is nccl-tests' BenchTime for one thread: warmup, one untimed
-// operation and a barrier, then -n timed iterations of -m operations.
+// timeThread is nccl-tests' BenchTime for one thread: warmup, a barrier
+// and one untimed operation, then -n timed iterations of -m operations.
 // An adaptive measurement (--precision) runs it in batches of iters
 // iterations; later batches skip the warmup.
 func (r *runner) timeThread(th int, p point, inPlace bool, seed uint64, warm bool, iters int) threadResult {
@@ -311,6 +311,17 @@ func (r *runner) timeThread(th int, p point, inPlace bool, seed uint64, warm boo
 			return fail(err)
 		}
 	}
+	// The barrier, then one untimed operation waited for, then the clock.
+	// The barrier says every rank is ready, but its waiters leave it tens
+	// of microseconds apart (woken one by one; across processes by the
+	// root's messages over TCP), and the first timed operation would wait
+	// out that spread on every rank that left early: 1-3 us an iteration
+	// at -n 50 on 4 GPUs, one process each, at every size. The operation
+	// after it is a barrier through the stack itself: every rank leaves it
+	// when its last peer's data lands.
+	if err := r.bar.wait(); err != nil {
+		return fail(err)
+	}
 	if err := r.start(cs, p, inPlace, 0); err != nil {
 		return fail(err)
 	}
@@ -321,9 +332,6 @@ func (r *runner) timeThread(th int, p point, inPlace bool, seed uint64, warm boo
 		if err := r.prepareSlots(cs, p, inPlace, seed); err != nil {
 			return fail(err)
 		}
-	}
-	if err := r.bar.wait(); err != nil {
-		return fail(err)
 	}
 	if o.Graph > 0 {
 		return r.timeGraph(cs, p, inPlace, iters)

@@ -24,11 +24,11 @@ NAME = re.compile(r"^(small|large|graph|cputime|g1|logs|np|hosts)_(.+)_([A-Za-z0
 TUNING = re.compile(r"(\w+): +(\d+) Bytes -> Algo (\w+) proto (\w+)(?: channel\{Lo\.\.Hi\}=\{(\d+)\.\.(\d+)\})?")
 # the rest against gccl
 REF = {"gccl": "nt", "ntplugin": "nt", "ntpin": "nt", "gcclpin": "ntpin",
-       "gcclnp": "ntmpi", "gcclmpi": "ntmpi", "gcclmpig": "ntmpi", "gcclnpunbound": "ntmpi", "gcclhosts": "nthosts", "gcclhostsmpi": "nthosts"}
+       "gcclnp": "ntmpi", "gcclmpi": "ntmpi", "gcclmpig": "ntmpi", "gcclnpunbound": "ntmpi", "gcclnpold": "ntmpi", "gcclhosts": "nthosts", "gcclhostsmpi": "nthosts"}
 BOUND = {"gccl": (1.0, 0.03), "gcclpin": (1.0, 0.03), "plugin": (0.5, 0.01), "ntplugin": (0.5, 0.01),
          "gcclnp": (1.0, 0.03), "gcclmpi": (1.0, 0.03), "gcclhosts": (1.0, 0.03), "gcclhostsmpi": (1.0, 0.03)}
 ORDER = ["nt", "gccl", "plugin", "ntplugin", "ntpin", "gcclpin", "cudamalloc", "purego",
-         "ntmpi", "gcclnp", "gcclmpi", "gcclmpig", "gcclnpunbound", "nthosts", "gcclhosts", "gcclhostsmpi"]
+         "ntmpi", "gcclnp", "gcclmpi", "gcclmpig", "gcclnpunbound", "gcclnpold", "nthosts", "gcclhosts", "gcclhostsmpi"]
 
 
 def rows(path):

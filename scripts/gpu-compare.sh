@@ -32,7 +32,8 @@
 #            GPUs' work with the launches' host cost amortised
 #   cputime  -C 1 (nccl-tests' cputime: host time to the last enqueue), allreduce,
 #            allgather, sendrecv, small sizes, CPU_PASSES (2): nt, gccl
-#   g1       -g 1 (GPU 0) allreduce and sendrecv, small sizes, G1_PASSES (3): nt, gccl
+#   g1       -g 1 (GPU 0) allreduce and sendrecv, small sizes, -n G1_ITERS (200),
+#            G1_PASSES (3): nt, gccl
 #   logs     NCCL's choices (NCCL_DEBUG_SUBSYS=TUNING,INIT,ENV), every collective,
 #            8 B-8 MiB by 4, -n 2 -w 1: nt, gccl, plugin
 #   live     a table from a 4-GPU sweep (tune sweep --backend nccl, LIVE_COLLS,
@@ -43,7 +44,8 @@
 #            NP_PASSES (3): ntmpi (nccl-tests built with MPI=1 under mpirun -np N),
 #            gcclnp (--np N), gcclmpi (gccl under mpirun -np N); NP_VARIANTS may add
 #            gcclmpig (under mpirun, GOMAXPROCS its share of the CPUs) and
-#            gcclnpunbound (--np N --bind-to none)
+#            gcclnpunbound (--np N --bind-to none) and gcclnpold ($BIN/tune-old, another
+#            build, --np N)
 #   hosts    the N processes as 2 nodes (NCCL_HOSTID per pair, sockets on
 #            loopback), allreduce and allgather, -b 8 -e 64M -f 8 -n 20 -w 5,
 #            HOSTS_PASSES (2): nthosts (mpirun, NCCL_HOSTID by a wrapper), gcclhosts
@@ -163,6 +165,7 @@ cmd() {
 	gcclmpi) echo "$MPIRUN $BIN/tune _perf $p --backend nccl $*" ;;
 	gcclmpig) echo "$MPIRUN -x GOMAXPROCS=$(($(nproc) / N)) $BIN/tune _perf $p --backend nccl $*" ;;
 	gcclnpunbound) echo "$BIN/tune _perf $p --backend nccl --np $N --bind-to none $*" ;;
+	gcclnpold) echo "$BIN/tune-old _perf $p --backend nccl --np $N $*" ;;
 	nthosts) echo "$MPIRUN $HOSTWRAP $NTM/build/$p $*" ;;
 	gcclhosts) echo "$BIN/tune _perf $p --backend nccl --np $N --hosts 2 $*" ;;
 	gcclhostsplugin) echo "$BIN/tune _perf $p --backend nccl --np $N --hosts 2 --tuning-file $EMPTY $*" ;;
@@ -336,7 +339,7 @@ if has g1; then
 	for pass in $(seq 1 "${G1_PASSES:-3}"); do
 		for c in all_reduce sendrecv; do
 			for v in $(rotate "$pass" nt gccl); do
-				run1 g1 "$pass" "$v" "$c" 60 -g 1 $SMALL -n 200 -w 20 -c 0
+				run1 g1 "$pass" "$v" "$c" 60 -g 1 $SMALL -n "${G1_ITERS:-200}" -w 20 -c 0
 			done
 		done
 	done
