@@ -112,7 +112,7 @@ export LD_LIBRARY_PATH=/tmp/ncclhome/lib:${LD_LIBRARY_PATH:-}
 # nccl-tests with MPI=1 (one process per GPU under mpirun), in $NT-mpi; Open
 # MPI's include and lib folders as mpicc names them.
 NTM=$NT-mpi
-NTM_BINS="all_reduce all_gather reduce_scatter sendrecv"
+NTM_BINS="all_reduce all_gather reduce_scatter broadcast reduce sendrecv"
 build_ntm() {
 	[ -x "$NTM/build/sendrecv_perf" ] && return 0
 	mkdir -p $NTM /tmp/mpihome /tmp/ncclhome/lib
