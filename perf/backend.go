@@ -131,9 +131,54 @@ func (be Embedded) Init(n int, rc RunConfig) ([]Comm, error) {
 	}
 	out := make([]Comm, len(comms))
 	for i, c := range comms {
-		out[i] = c
+		out[i] = &embeddedRank{Comm: c}
 	}
 	return out, nil
+}
+
+// embeddedRank is a rank of the embedded stack with events: marks in its
+// stream (ccl.Comm.Mark) that time each operation of a back-to-back loop
+// without stopping the stream, as -I 1 does with CUDA events on a GPU.
+type embeddedRank struct {
+	*ccl.Comm
+	marks []ccl.Mark // by event index; only the thread driving the rank touches it
+}
+
+// PrepareEvents readies n events (the stack logs n operations' completion
+// times), or turns them off with 0.
+func (r *embeddedRank) PrepareEvents(n int) error {
+	r.marks = r.marks[:0]
+	return r.RecordCompletions(n)
+}
+
+// RecordEvent marks the stream's current end as event i.
+func (r *embeddedRank) RecordEvent(i int) error {
+	m, err := r.Mark()
+	if err != nil {
+		return err
+	}
+	for len(r.marks) <= i {
+		r.marks = append(r.marks, ccl.Mark{})
+	}
+	r.marks[i] = m
+	return nil
+}
+
+// EventMs is the time between events i and j, in ms, once the operations
+// before j finished.
+func (r *embeddedRank) EventMs(i, j int) (float64, error) {
+	if i >= len(r.marks) || j >= len(r.marks) {
+		return 0, fmt.Errorf("rank %d: events %d and %d not both recorded", r.Rank(), i, j)
+	}
+	a, err := r.MarkTime(r.marks[i])
+	if err != nil {
+		return 0, err
+	}
+	b, err := r.MarkTime(r.marks[j])
+	if err != nil {
+		return 0, err
+	}
+	return float64(b-a) / float64(time.Millisecond), nil
 }
 
 func (Embedded) Device(rank int) (string, string) {

@@ -45,6 +45,12 @@ type eventComm interface {
 	EventMs(i, j int) (float64, error)
 }
 
+// eventPreparer is an eventComm that must be told how many events a loop
+// records before it starts, and 0 after it (the embedded stack's marks).
+type eventPreparer interface {
+	PrepareEvents(n int) error
+}
+
 // threadGroupComm is a rank whose group calls are per thread, not per
 // rank (NCCL's ncclGroupStart): a thread driving several ranks must
 // enqueue all of them inside one group.

@@ -102,6 +102,14 @@ func (r *runner) timeEvents(cs []Comm, ev []eventComm, p point, inPlace bool, it
 		}
 		return nil
 	}
+	for _, e := range ev {
+		if p, ok := e.(eventPreparer); ok {
+			if err := p.PrepareEvents(4 * (iters + 1) * max(o.AggIters, 1)); err != nil {
+				return fail(err)
+			}
+			defer p.PrepareEvents(0)
+		}
+	}
 	start := time.Now()
 	for it := 0; it < iters; it++ {
 		if err := mark(it); err != nil {

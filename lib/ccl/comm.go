@@ -348,9 +348,13 @@ type Comm struct {
 	// fold marks the last folded plan, for kicks (foldMark): ownFold, or
 	// the rank's shared counters across processes, where other processes'
 	// kicks read it too.
-	fold       *foldMark
-	ownFold    foldMark
-	progress   *opCounters   // enqueued/finished in shared memory (a job across processes), else nil
+	fold     *foldMark
+	ownFold  foldMark
+	progress *opCounters // enqueued/finished in shared memory (a job across processes), else nil
+	// doneTimes, when set, logs when each operation finished (marks.go).
+	// Written (Store) by the calling goroutine in RecordCompletions, with
+	// nothing in flight; read by the goroutine that finishes an operation.
+	doneTimes  atomic.Pointer[doneLog]
 	syncWaiter *proto.Waiter // wakes Synchronize; no timeout (work times out)
 	stop       *proto.Abort  // triggered by Destroy: channel goroutines exit when idle
 }
@@ -650,6 +654,7 @@ func (p *plan) channelDone() {
 	c := p.comm
 	if p.pending.Add(-1) == 0 {
 		p.finish()
+		c.finishedOp(p.seq)
 		done := c.finished.Add(1)
 		if c.progress != nil {
 			c.progress.finished.Store(done)

@@ -195,6 +195,7 @@ func (c *Comm) runFast() {
 		c.fail(0, err)
 	}
 	c.fast.pending = false
+	c.finishedOp(c.fast.seq)
 	done := c.finished.Add(1)
 	if c.progress != nil {
 		c.progress.finished.Store(done)

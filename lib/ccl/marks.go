@@ -1,0 +1,106 @@
+package ccl
+
+import (
+	"fmt"
+	"sync/atomic"
+	"time"
+)
+
+// Completion marks: the time each operation of a rank's stream finished,
+// so that a benchmark can time every operation of a back-to-back loop
+// without stopping the stream between them (nccl-tests' -I 1 records CUDA
+// events on the GPU stream the same way). Off unless RecordCompletions
+// turns them on; on, an operation's finisher reads the clock once.
+
+// doneLog holds the completion times of the last len(slots) operations.
+type doneLog struct {
+	base  time.Time // the times are time.Since(base): monotonic
+	mask  uint64
+	slots []doneSlot
+}
+
+// doneSlot is one operation's completion time. ns is written first, then
+// seq (release), by the goroutine that finishes the operation (channelDone
+// or runFast); the issuing goroutine reads seq (acquire), then ns.
+type doneSlot struct {
+	seq atomic.Uint64
+	ns  atomic.Int64
+}
+
+// record notes that operation seq finished now.
+func (l *doneLog) record(seq uint64) {
+	s := &l.slots[seq&l.mask]
+	s.ns.Store(int64(time.Since(l.base)))
+	s.seq.Store(seq)
+}
+
+// finishedOp is called by the goroutine that finished operation seq, after
+// the op's work and before it is published as finished.
+func (c *Comm) finishedOp(seq uint64) {
+	if l := c.doneTimes.Load(); l != nil {
+		l.record(seq)
+	}
+}
+
+// Mark is a point in a rank's stream: after every operation enqueued when
+// it was taken. Its time (MarkTime) is when the last of them finished, or
+// when the mark was taken if they had all finished by then, as a CUDA
+// event recorded on a stream completes.
+type Mark struct {
+	seq  uint64
+	at   time.Duration // when taken, since the log's base
+	done bool          // every operation before it had finished when taken
+	log  *doneLog
+}
+
+// RecordCompletions turns completion marks on, keeping the times of the
+// last capacity operations (rounded up to a power of two), or off with 0.
+// Turning them on or off waits for the operations in flight (Synchronize).
+func (c *Comm) RecordCompletions(capacity int) error {
+	if err := c.Synchronize(); err != nil {
+		return err
+	}
+	if capacity <= 0 {
+		c.doneTimes.Store(nil)
+		return nil
+	}
+	n := 1
+	for n < capacity {
+		n <<= 1
+	}
+	c.doneTimes.Store(&doneLog{base: time.Now(), mask: uint64(n - 1), slots: make([]doneSlot, n)})
+	return nil
+}
+
+// Mark takes a mark at the current end of the stream; completion marks
+// must be on.
+func (c *Comm) Mark() (Mark, error) {
+	l := c.doneTimes.Load()
+	if l == nil {
+		return Mark{}, fmt.Errorf("rank %d: a mark needs completion marks on (RecordCompletions)", c.rank)
+	}
+	m := Mark{seq: c.enqueued, log: l}
+	m.done = c.finished.Load() >= m.seq
+	m.at = time.Since(l.base)
+	return m, nil
+}
+
+// MarkTime is when the stream passed m: the time, since the log's start,
+// the last operation before m finished, or when m was taken if that was
+// later. The operations before m must have finished (Synchronize).
+func (c *Comm) MarkTime(m Mark) (time.Duration, error) {
+	if m.log == nil {
+		return 0, fmt.Errorf("rank %d: not a mark", c.rank)
+	}
+	if m.done {
+		return m.at, nil
+	}
+	if c.finished.Load() < m.seq {
+		return 0, fmt.Errorf("rank %d: operation %d has not finished (Synchronize before reading its mark)", c.rank, m.seq)
+	}
+	s := &m.log.slots[m.seq&m.log.mask]
+	if s.seq.Load() != m.seq {
+		return 0, fmt.Errorf("rank %d: operation %d's completion time was overwritten: more than %d operations since (RecordCompletions with a larger capacity)", c.rank, m.seq, len(m.log.slots))
+	}
+	return max(m.at, time.Duration(s.ns.Load())), nil
+}
