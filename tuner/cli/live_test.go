@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/gccl/gccl/lib/tuning"
-	"github.com/gccl/gccl/perf"
 )
 
 // tune validate --live runs each rule live beside the stack's own choice
@@ -16,12 +15,7 @@ import (
 // and writes the rules that paid: the run under the table ran the rule's
 // choice, the default did not have to.
 func TestValidateLive(t *testing.T) {
-	old := perf.ChildCommand
-	perf.ChildCommand = func(test *perf.Test) (string, []string, error) {
-		return os.Args[0], []string{"-test.run=^TestTuneChild$", "--", perfCommand, test.Prog}, nil
-	}
-	defer func() { perf.ChildCommand = old }()
-	t.Setenv("GCCL_TEST_TUNE_CHILD", "1")
+	childIsThisBinary(t)
 	dir := t.TempDir()
 	tab := filepath.Join(dir, "table.json")
 	os.WriteFile(tab, []byte(`{"version": 1, "comment": "test", "rules": [

@@ -37,12 +37,7 @@ func TestNoSecretsInAnyFile(t *testing.T) {
 		t.Setenv(k, v)
 	}
 	t.Setenv("NCCL_DEBUG_SUBSYS", "INIT") // a recorded variable: it must stay
-	old := perf.ChildCommand
-	perf.ChildCommand = func(test *perf.Test) (string, []string, error) {
-		return os.Args[0], []string{"-test.run=^TestTuneChild$", "--", perfCommand, test.Prog}, nil
-	}
-	defer func() { perf.ChildCommand = old }()
-	t.Setenv("GCCL_TEST_TUNE_CHILD", "1")
+	childIsThisBinary(t)
 	t.Setenv(shm.EnvDir, t.TempDir())
 
 	dir := t.TempDir()

@@ -22,15 +22,21 @@ func TestTuneChild(t *testing.T) {
 	os.Exit(Run(flag.Args(), os.Stdout, os.Stderr))
 }
 
-// tune sweep --np 2 measures each shape across two processes of half the
-// ranks each; the records say so.
-func TestSweepAcrossProcesses(t *testing.T) {
+// childIsThisBinary makes perf's child processes ("tune _perf PROG") this
+// test binary, running TestTuneChild, for the rest of the test.
+func childIsThisBinary(t *testing.T) {
 	old := perf.ChildCommand
 	perf.ChildCommand = func(test *perf.Test) (string, []string, error) {
 		return os.Args[0], []string{"-test.run=^TestTuneChild$", "--", perfCommand, test.Prog}, nil
 	}
-	defer func() { perf.ChildCommand = old }()
+	t.Cleanup(func() { perf.ChildCommand = old })
 	t.Setenv("GCCL_TEST_TUNE_CHILD", "1")
+}
+
+// tune sweep --np 2 measures each shape across two processes of half the
+// ranks each; the records say so.
+func TestSweepAcrossProcesses(t *testing.T) {
+	childIsThisBinary(t)
 	dir := t.TempDir()
 	t.Setenv(shm.EnvDir, dir)
 	out := filepath.Join(t.TempDir(), "np.jsonl")
