@@ -145,20 +145,23 @@ type embeddedRank struct {
 }
 
 // PrepareEvents readies n events (the stack logs n operations' completion
-// times), or turns them off with 0.
-func (r *embeddedRank) PrepareEvents(n int) error {
-	r.marks = r.marks[:0]
-	return r.RecordCompletions(n)
+// times), or turns them off with 0; allocated says it made new memory.
+func (r *embeddedRank) PrepareEvents(n int) (allocated bool, err error) {
+	if cap(r.marks) < n { // made before the loop: no garbage inside it
+		r.marks, allocated = make([]ccl.Mark, n), true
+	}
+	r.marks = r.marks[:n]
+	return allocated, r.RecordCompletions(n)
 }
 
-// RecordEvent marks the stream's current end as event i.
+// RecordEvent marks the stream's current end as event i (i < PrepareEvents' n).
 func (r *embeddedRank) RecordEvent(i int) error {
+	if i >= len(r.marks) {
+		return fmt.Errorf("rank %d: event %d past the %d prepared", r.Rank(), i, len(r.marks))
+	}
 	m, err := r.Mark()
 	if err != nil {
 		return err
-	}
-	for len(r.marks) <= i {
-		r.marks = append(r.marks, ccl.Mark{})
 	}
 	r.marks[i] = m
 	return nil
@@ -167,18 +170,23 @@ func (r *embeddedRank) RecordEvent(i int) error {
 // EventMs is the time between events i and j, in ms, once the operations
 // before j finished.
 func (r *embeddedRank) EventMs(i, j int) (float64, error) {
-	if i >= len(r.marks) || j >= len(r.marks) {
-		return 0, fmt.Errorf("rank %d: events %d and %d not both recorded", r.Rank(), i, j)
-	}
-	a, err := r.MarkTime(r.marks[i])
+	a, err := r.EventAt(i)
 	if err != nil {
 		return 0, err
 	}
-	b, err := r.MarkTime(r.marks[j])
+	b, err := r.EventAt(j)
 	if err != nil {
 		return 0, err
 	}
-	return float64(b-a) / float64(time.Millisecond), nil
+	return float64(b.Sub(a)) / float64(time.Millisecond), nil
+}
+
+// EventAt is when the stream passed event i, on this process's clock.
+func (r *embeddedRank) EventAt(i int) (time.Time, error) {
+	if i >= len(r.marks) {
+		return time.Time{}, fmt.Errorf("rank %d: event %d not recorded", r.Rank(), i)
+	}
+	return r.MarkTime(r.marks[i])
 }
 
 func (Embedded) Device(rank int) (string, string) {

@@ -48,7 +48,7 @@ type eventComm interface {
 // eventPreparer is an eventComm that must be told how many events a loop
 // records before it starts, and 0 after it (the embedded stack's marks).
 type eventPreparer interface {
-	PrepareEvents(n int) error
+	PrepareEvents(n int) (allocated bool, err error)
 }
 
 // threadGroupComm is a rank whose group calls are per thread, not per

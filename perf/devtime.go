@@ -3,6 +3,7 @@ package perf
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 )
 
@@ -102,13 +103,19 @@ func (r *runner) timeEvents(cs []Comm, ev []eventComm, p point, inPlace bool, it
 		}
 		return nil
 	}
+	allocated := false
 	for _, e := range ev {
 		if p, ok := e.(eventPreparer); ok {
-			if err := p.PrepareEvents(4 * (iters + 1) * max(o.AggIters, 1)); err != nil {
+			a, err := p.PrepareEvents(4 * (iters + 1) * max(o.AggIters, 1))
+			if err != nil {
 				return fail(err)
 			}
+			allocated = allocated || a
 			defer p.PrepareEvents(0)
 		}
+	}
+	if allocated {
+		runtime.GC() // now, untimed, rather than during the loop the memory is for
 	}
 	start := time.Now()
 	for it := 0; it < iters; it++ {
@@ -128,6 +135,12 @@ func (r *runner) timeEvents(cs []Comm, ev []eventComm, p point, inPlace bool, it
 	}
 	ops := float64(iters * o.AggIters)
 	res := threadResult{sec: time.Since(start).Seconds() / ops, cpuSec: enqueued.Seconds() / ops}
+	if at, ok, err := passedAll(ev, iters); err != nil {
+		return fail(err)
+	} else if ok {
+		res.passed = at // batch turns every thread's into the iterations
+		return res
+	}
 	res.iters = make([]float64, iters)
 	for it := range res.iters {
 		for _, e := range ev {
@@ -139,4 +152,68 @@ func (r *runner) timeEvents(cs []Comm, ev []eventComm, p point, inPlace bool, it
 		}
 	}
 	return res
+}
+
+// clockEventComm is an eventComm whose events read one clock across the
+// process's ranks (the embedded stack's marks; CUDA events compare only on
+// one device).
+type clockEventComm interface {
+	EventAt(i int) (time.Time, error)
+}
+
+// passedAll is, for events 0..iters of the thread's ranks, when the last of
+// them passed each (false when a rank's events are not on the process's
+// clock).
+func passedAll(ev []eventComm, iters int) ([]time.Time, bool, error) {
+	at := make([]time.Time, iters+1)
+	for _, e := range ev {
+		c, ok := e.(clockEventComm)
+		if !ok {
+			return nil, false, nil
+		}
+		for i := range at {
+			t, err := c.EventAt(i)
+			if err != nil {
+				return nil, false, err
+			}
+			if t.After(at[i]) {
+				at[i] = t
+			}
+		}
+	}
+	return at, true, nil
+}
+
+// itersFromPassed gives every thread of a batch the same per-iteration
+// times when their events share the process's clock: iteration i lasts
+// from when the last rank passed event i to when the last passed event
+// i+1. Back to back, each rank's own intervals jitter with its goroutine,
+// and the slowest rank's interval at each iteration would add the jitter
+// up; these intervals add up to the loop's time from the first event to
+// the last.
+func itersFromPassed(results []threadResult, agg int) {
+	var all []time.Time
+	for _, res := range results {
+		if res.passed == nil {
+			return
+		}
+		if all == nil {
+			all = make([]time.Time, len(res.passed))
+		}
+		for i, t := range res.passed {
+			if t.After(all[i]) {
+				all[i] = t
+			}
+		}
+	}
+	if len(all) < 2 {
+		return
+	}
+	iters := make([]float64, len(all)-1)
+	for i := range iters {
+		iters[i] = all[i+1].Sub(all[i]).Seconds() / float64(max(agg, 1))
+	}
+	for i := range results {
+		results[i].iters, results[i].passed = iters, nil
+	}
 }

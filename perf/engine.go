@@ -291,7 +291,11 @@ type threadResult struct {
 	// not counted): nccl-tests' cputime, the time -C 1 reports.
 	cpuSec float64
 	iters  []float64 // per-iteration seconds (per operation), when recorded
-	wrong  int64     // wrong elements seen by --check-timed
+	// passed is, from event-timed loops on one clock, when the thread's
+	// last rank passed each iteration's event: batch turns every thread's
+	// into iters (itersFromPassed).
+	passed []time.Time
+	wrong  int64 // wrong elements seen by --check-timed
 	err    error
 }
 
@@ -425,6 +429,7 @@ func (r *runner) batch(p point, inPlace bool, seed uint64, warm bool, iters int)
 			return nil, res.err
 		}
 	}
+	itersFromPassed(results, r.o.AggIters)
 	return results, nil
 }
 

@@ -1,8 +1,10 @@
 package perf
 
 import (
+	"math"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // syncCounting is the embedded stack, counting the Synchronize calls of
@@ -69,5 +71,38 @@ func TestPerIterationTimingKeepsTheLoop(t *testing.T) {
 		if total := rec.TimeUs * iters; sum > total*1.001+1 {
 			t.Errorf("iterations add up to %.1f us, more than the loop's %.1f", sum, total)
 		}
+	}
+}
+
+// Threads whose events share a clock get one series: iteration i lasts from
+// when the last rank of any thread passed event i to when the last passed
+// event i+1, so the series adds up to the loop, whatever each thread's
+// own jitter; a thread without such times leaves every series as it is.
+func TestItersFromPassed(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	at := func(us ...int) []time.Time {
+		out := make([]time.Time, len(us))
+		for i, u := range us {
+			out[i] = t0.Add(time.Duration(u) * time.Microsecond)
+		}
+		return out
+	}
+	res := []threadResult{{passed: at(0, 10, 12, 30)}, {passed: at(1, 5, 20, 29)}}
+	itersFromPassed(res, 2)
+	want := []float64{4.5e-6, 5e-6, 5e-6} // (10-1)/2, (20-10)/2, (30-20)/2 us, per operation of -m 2
+	for i, r := range res {
+		if r.passed != nil || len(r.iters) != len(want) {
+			t.Fatalf("thread %d: %+v", i, r)
+		}
+		for k := range want {
+			if math.Abs(r.iters[k]-want[k]) > 1e-12 {
+				t.Errorf("thread %d iteration %d: %v, want %v", i, k, r.iters[k], want[k])
+			}
+		}
+	}
+	mixed := []threadResult{{passed: at(0, 10)}, {iters: []float64{1e-6}}}
+	itersFromPassed(mixed, 1)
+	if mixed[0].iters != nil || mixed[1].iters[0] != 1e-6 {
+		t.Errorf("a thread without clock events: %+v", mixed)
 	}
 }

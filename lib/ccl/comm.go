@@ -355,6 +355,7 @@ type Comm struct {
 	// Written (Store) by the calling goroutine in RecordCompletions, with
 	// nothing in flight; read by the goroutine that finishes an operation.
 	doneTimes  atomic.Pointer[doneLog]
+	spareLog   *doneLog      // the last log made, kept for reuse; the calling goroutine's
 	syncWaiter *proto.Waiter // wakes Synchronize; no timeout (work times out)
 	stop       *proto.Abort  // triggered by Destroy: channel goroutines exit when idle
 }

@@ -48,7 +48,7 @@ func (c *Comm) finishedOp(seq uint64) {
 // event recorded on a stream completes.
 type Mark struct {
 	seq  uint64
-	at   time.Duration // when taken, since the log's base
+	at   time.Duration // when taken, since the log's base, if done
 	done bool          // every operation before it had finished when taken
 	log  *doneLog
 }
@@ -68,7 +68,16 @@ func (c *Comm) RecordCompletions(capacity int) error {
 	for n < capacity {
 		n <<= 1
 	}
-	c.doneTimes.Store(&doneLog{base: time.Now(), mask: uint64(n - 1), slots: make([]doneSlot, n)})
+	// The last log is reused when it is large enough: a benchmark turns
+	// marks on for every batch, and garbage made between batches would be
+	// collected during one (stopping ranks that spin).
+	l := c.spareLog
+	if l == nil || len(l.slots) < n {
+		l = &doneLog{slots: make([]doneSlot, n)}
+		c.spareLog = l
+	}
+	l.base, l.mask = time.Now(), uint64(len(l.slots)-1)
+	c.doneTimes.Store(l)
 	return nil
 }
 
@@ -80,27 +89,31 @@ func (c *Comm) Mark() (Mark, error) {
 		return Mark{}, fmt.Errorf("rank %d: a mark needs completion marks on (RecordCompletions)", c.rank)
 	}
 	m := Mark{seq: c.enqueued, log: l}
-	m.done = c.finished.Load() >= m.seq
-	m.at = time.Since(l.base)
+	// The clock is read only when the stream is idle: otherwise the last
+	// operation finishes after the mark, and its time is the mark's.
+	if m.done = c.finished.Load() >= m.seq; m.done {
+		m.at = time.Since(l.base)
+	}
 	return m, nil
 }
 
-// MarkTime is when the stream passed m: the time, since the log's start,
-// the last operation before m finished, or when m was taken if that was
-// later. The operations before m must have finished (Synchronize).
-func (c *Comm) MarkTime(m Mark) (time.Duration, error) {
+// MarkTime is when the stream passed m: when the last operation before m
+// finished, or when m was taken if that was later. The operations before m
+// must have finished (Synchronize). Times of one process's marks compare
+// across its ranks (monotonic clock).
+func (c *Comm) MarkTime(m Mark) (time.Time, error) {
 	if m.log == nil {
-		return 0, fmt.Errorf("rank %d: not a mark", c.rank)
+		return time.Time{}, fmt.Errorf("rank %d: not a mark", c.rank)
 	}
 	if m.done {
-		return m.at, nil
+		return m.log.base.Add(m.at), nil
 	}
 	if c.finished.Load() < m.seq {
-		return 0, fmt.Errorf("rank %d: operation %d has not finished (Synchronize before reading its mark)", c.rank, m.seq)
+		return time.Time{}, fmt.Errorf("rank %d: operation %d has not finished (Synchronize before reading its mark)", c.rank, m.seq)
 	}
 	s := &m.log.slots[m.seq&m.log.mask]
 	if s.seq.Load() != m.seq {
-		return 0, fmt.Errorf("rank %d: operation %d's completion time was overwritten: more than %d operations since (RecordCompletions with a larger capacity)", c.rank, m.seq, len(m.log.slots))
+		return time.Time{}, fmt.Errorf("rank %d: operation %d's completion time was overwritten: more than %d operations since (RecordCompletions with a larger capacity)", c.rank, m.seq, len(m.log.slots))
 	}
-	return max(m.at, time.Duration(s.ns.Load())), nil
+	return m.log.base.Add(time.Duration(s.ns.Load())), nil
 }

@@ -49,13 +49,13 @@ func TestCompletionMarks(t *testing.T) {
 			if bufs[r][count-1] != want {
 				t.Fatalf("count %d rank %d: %v, want %v", count, r, bufs[r][count-1], want)
 			}
-			var prev time.Duration
+			var prev time.Time
 			for i, m := range marks[r] {
 				at, err := c.MarkTime(m)
 				if err != nil {
 					t.Fatalf("count %d rank %d mark %d: %v", count, r, i, err)
 				}
-				if at < prev {
+				if at.Before(prev) {
 					t.Errorf("count %d rank %d: mark %d at %v, before mark %d at %v", count, r, i, at, i-1, prev)
 				}
 				prev = at
@@ -64,12 +64,13 @@ func TestCompletionMarks(t *testing.T) {
 				t.Errorf("count %d rank %d: the first mark, after nothing in flight, is not done when taken", count, r)
 			}
 		}
-		// A log too small for the loop: the first marks' times are overwritten.
+		// A log too small for the loop (the one above, 16 slots, is reused
+		// for any smaller request): the first marks' times are overwritten.
 		small := make([]Mark, 0, 8)
 		perRank(comms, func(c *Comm) {
 			must(t, c.RecordCompletions(2))
 			var first Mark
-			for i := 0; i < 6; i++ {
+			for i := 0; i < 40; i++ {
 				m, err := c.Mark()
 				must(t, err)
 				if i == 1 {
