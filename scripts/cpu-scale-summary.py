@@ -14,6 +14,54 @@ PREFIX names the sweeps PREFIXsmall_n*, PREFIXlarge_n* (e.g. fitmodel_ in
 docs/data/cpu16/s16)."""
 import collections, glob, gzip, json, os, re, statistics, sys
 
+
+def scale(d):
+    """--scale DIR: cpu-scale.sh's scale step. Per rank count, per size:
+    Open MPI's median (mpi_n*.txt), then gccl's time (the slowest rank, -a 3)
+    for -t N, -g N and --np N back to back and after a pause (-z 2), with
+    each after-a-pause point's i_max/i_min where recorded."""
+    mpi = {}
+    for path in glob.glob(os.path.join(d, "mpi_n*.txt")):
+        n = int(re.search(r"_n(\d+)\.txt$", path).group(1))
+        for line in open(path, errors="replace"):
+            f = line.split()
+            if len(f) >= 3 and f[0].isdigit():
+                mpi[(n, int(f[0]))] = float(f[2])
+    g = {}
+    spread = {}
+    for path in glob.glob(os.path.join(d, "gccl_*_n*.jsonl")):
+        m = re.search(r"gccl_(\w+)_(b2b|z2)_n(\d+)\.jsonl$", path)
+        mode, wait, n = m.group(1), m.group(2), int(m.group(3))
+        for line in open(path):
+            r = json.loads(line)
+            if r.get("placement") != "out-of-place":
+                continue
+            g[(n, mode, wait, r["size"])] = r["time_us"]
+            lo, hi = r.get("min_us"), r.get("max_us")
+            if lo and hi:
+                spread[(n, mode, wait, r["size"])] = hi / lo
+    ranks = sorted({k[0] for k in g} | {k[0] for k in mpi})
+    cols = [(m, w) for w in ("b2b", "z2") for m in ("t", "g", "np")]
+    for n in ranks:
+        sizes = sorted({k[3] for k in g if k[0] == n} | {k[1] for k in mpi if k[0] == n})
+        print(f"\n## {n} ranks: us (the slowest rank); z2 columns: after a pause (-z 2), [i_max/i_min]")
+        print("| size (B) | Open MPI | " + " | ".join(f"-{m} {w}" for m, w in cols) + " |")
+        print("|---" * (2 + len(cols)) + "|")
+        for s in sizes:
+            row = [str(s), f"{mpi[(n, s)]:.2f}" if (n, s) in mpi else "-"]
+            for m, w in cols:
+                t = g.get((n, m, w, s))
+                cell = "-" if t is None else f"{t:.2f}"
+                if t is not None and w == "z2" and (n, m, w, s) in spread:
+                    cell += f" [{spread[(n, m, w, s)]:.0f}x]"
+                row.append(cell)
+            print("| " + " | ".join(row) + " |")
+
+
+if len(sys.argv) > 2 and sys.argv[1] == "--scale":
+    scale(sys.argv[2])
+    sys.exit(0)
+
 out = sys.argv[1]
 prefix = sys.argv[2] if len(sys.argv) > 2 else ""
 

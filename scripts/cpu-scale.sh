@@ -16,6 +16,13 @@
 #        one-shot prefetch GCCL_X_NOPREFETCH=1 turned off: 6b2a769..32240d4).
 # npg:   --np N with the launcher's GOMAXPROCS and with GOMAXPROCS=cores/N,
 #        8 B..512 B and 32 MiB, alternating PASSES times.
+# scale: issue 41's tables: allreduce 8 B..SCALE_MAX (128M) by 4 at SCALE_RANKS
+#        (2 4 8 16 32 48 64, those up to the cores), one goroutine per rank
+#        (-t N), one goroutine for all (-g N) and one process per rank
+#        (--np N), each back to back and after a pause (-z 2), --precision 5%
+#        --max-time 200ms per size, -a 3; Open MPI's mpi_perf beside it (3
+#        reps). Records in OUT/scale/*.jsonl, mpi_perf's text in OUT/scale/,
+#        the tables by scripts/cpu-scale-summary.py --scale OUT/scale.
 #
 # BIN holds CGO_ENABLED=0 builds of cmd/allreduce_perf and docs/data/peers/mpi_perf.c.
 set -u
@@ -100,5 +107,27 @@ if has npg; then
 			done
 		done
 	done >"$OUT/npg.txt" 2>&1
+fi
+if has scale; then
+	mkdir -p "$OUT/scale"
+	max=${SCALE_MAX:-128M}
+	for n in ${SCALE_RANKS:-2 4 8 16 32 48 64}; do
+		[ "$n" -le "$(nproc)" ] || continue
+		log "scale mpi n=$n"
+		timeout 200 $MPIRUN -np "$n" /tmp/mpi_perf allreduce 8 "$(numfmt --from=iec "$max")" 3 >"$OUT/scale/mpi_n$n.txt" 2>&1
+		for mode in t g np; do
+			case $mode in t) args=(-t "$n" -g 1) ;; g) args=(-t 1 -g "$n") ;; np) args=(--np "$n") ;; esac
+			for wait in b2b z2; do
+				z=()
+				[ $wait = z2 ] && z=(-z 2)
+				log "scale gccl -$mode n=$n $wait"
+				timeout 300 "$BIN/allreduce_perf" "${args[@]}" "${z[@]}" -b 8 -e "$max" -f 4 -n 50 -w 20 -c 0 -a 3 \
+					--precision 5% --max-time 200ms --out-of-place-only --out "$OUT/scale/gccl_${mode}_${wait}_n$n.jsonl" --force \
+					>"$OUT/scale/gccl_${mode}_${wait}_n$n.txt" 2>&1 || log "rc=$?"
+			done
+		done
+	done
+	python3 "$(dirname "$0")/cpu-scale-summary.py" --scale "$OUT/scale" >"$OUT/scale/summary.txt" 2>&1
+	tar czf "$OUT/scale.tgz" -C "$OUT" scale && log "archive $OUT/scale.tgz"
 fi
 log done
