@@ -495,6 +495,18 @@ func TestNetRefusesWrongToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	got.Close()
+	// The listener logs the refusal from its own goroutine, which may come
+	// after the joiner has given up and the next dial got through.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		mu.Lock()
+		n := len(logged)
+		mu.Unlock()
+		if n > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if len(logged) != 1 || !strings.Contains(logged[0], "failed authentication (it holds another job's token)") {
