@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/gccl/gccl/lib/ccl"
 	"github.com/gccl/gccl/results"
 )
 
@@ -111,6 +112,7 @@ func (in *interrupts) abandon(s os.Signal) {
 		kept = sk.keptLocked()
 	}
 	results.AbortPending() // any other file being written (--plot)
+	ccl.RemoveSegments()   // no Destroy runs: names a peer had not mapped yet would stay
 	in.say("%s: %v again: stopped at once; %d points measured; %s\n", in.prog, s, in.points.Load(), kept)
 	os.Exit(ExitInterrupted)
 }

@@ -565,6 +565,7 @@ func initJob(nranks int, id UniqueID, set settings, link *bootstrap.Client) ([]*
 	j.token = tok
 	sum := sha256.Sum256(append(tok[:], lead.Nonce...))
 	j.prefix = "gccl-" + hex.EncodeToString(sum[:6])
+	liveJobs.add(j)
 	peers := make([]transport.Peer, nranks)
 	for pi, p := range procs {
 		for slot, r := range p.Ranks {
@@ -740,6 +741,44 @@ func (j *job) ringIdle(r int) {
 	}
 }
 
+// jobRegistry is this process's sets across processes whose segments may
+// still have names: added when a set's prefix is known, removed when its
+// bells are unmapped. Guarded by mu (InitRanks and Destroy on any
+// goroutine, RemoveSegments on a signal's).
+type jobRegistry struct {
+	mu sync.Mutex
+	m  map[*job]struct{}
+}
+
+var liveJobs jobRegistry
+
+func (l *jobRegistry) add(j *job) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m == nil {
+		l.m = map[*job]struct{}{}
+	}
+	l.m[j] = struct{}{}
+}
+
+func (l *jobRegistry) remove(j *job) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.m, j)
+}
+
+// RemoveSegments removes the names of every shared-memory segment of this
+// process's sets across processes (the mappings stay valid), for a
+// process about to exit without Destroy (a second Ctrl-C): a segment it
+// made that a peer had not mapped yet would otherwise keep its name.
+func RemoveSegments() {
+	liveJobs.mu.Lock()
+	defer liveJobs.mu.Unlock()
+	for j := range liveJobs.m {
+		shm.RemovePrefix(j.dir, j.prefix)
+	}
+}
+
 // abandon releases what a set that failed before its world started holds,
 // and removes every segment of the set: the set is lost for every process
 // (this one aborts the link), and a segment whose maker died before this
@@ -753,6 +792,7 @@ func (j *job) abandon() {
 
 // unmap releases the bell segments (after every local goroutine exited).
 func (j *job) unmap() {
+	liveJobs.remove(j)
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.closed = true
