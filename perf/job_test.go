@@ -227,8 +227,8 @@ func TestRankKilledMidSweep(t *testing.T) {
 	timeout := 10 // -T seconds: the links' heartbeat is half of it
 	if raceEnabled {
 		// Under the race detector, beside CI's other packages on 2 cores,
-		// the harness root's process went 5 s without a heartbeat in one
-		// trial of five: every survivor then reported the root lost
+		// the harness root's process went 5 s without a heartbeat in three
+		// trials of five: every survivor then reported the root lost
 		// instead of the killed rank.
 		timeout = 30
 	}
