@@ -10,11 +10,11 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/gccl/gccl/internal/syncbuf"
 	"github.com/gccl/gccl/lib/bootstrap"
 	"github.com/gccl/gccl/lib/cpuset"
 )
@@ -140,22 +140,7 @@ func interruptWhenUp(dir string, np int, sigs chan<- os.Signal, errb *syncBuffer
 }
 
 // syncBuffer is a bytes.Buffer the launcher writes while a test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = syncbuf.Buffer
 
 // interruptRun launches np processes doing what, interrupts them (once,
 // or twice), and returns the job's code and the launcher's stderr.

@@ -12,11 +12,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/gccl/gccl/internal/syncbuf"
 	"github.com/gccl/gccl/lib/shm"
 	"github.com/gccl/gccl/results"
 )
@@ -98,22 +98,7 @@ func noTempFiles(t *testing.T, dir string) {
 
 // lockedBuffer is a bytes.Buffer the child's output goroutine writes while
 // the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type lockedBuffer = syncbuf.Buffer
 
 // waitExit waits for the child and returns its exit code.
 func waitExit(t *testing.T, cmd *exec.Cmd) int {

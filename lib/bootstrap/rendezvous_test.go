@@ -14,27 +14,14 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gccl/gccl/internal/syncbuf"
 )
 
 var testToken = [tokenBytes]byte{1, 2, 3}
 
 // lockedBuf is a log a root writes from its goroutines.
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type lockedBuf = syncbuf.Buffer
 
 func newRoot(t *testing.T, timeout time.Duration) (*Root, *lockedBuf) {
 	t.Helper()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
@@ -417,13 +418,7 @@ func writeLive(w io.Writer, shapes []*liveShape, rules []*tuner.LiveRule, o live
 				ran[p.TableRan] = true
 			}
 		}
-		ranList := slices.Sorted(func(yield func(string) bool) {
-			for k := range ran {
-				if !yield(k) {
-					return
-				}
-			}
-		})
+		ranList := slices.Sorted(maps.Keys(ran))
 		noise := "-"
 		if !math.IsNaN(r.Noise) {
 			noise = fmt.Sprintf("%.1f%%", 100*r.Noise)
