@@ -23,6 +23,10 @@
 #        --max-time 200ms per size, -a 3; Open MPI's mpi_perf beside it (3
 #        reps). Records in OUT/scale/*.jsonl, mpi_perf's text in OUT/scale/,
 #        the tables by scripts/cpu-scale-summary.py --scale OUT/scale.
+# diag:  the cliffs' causes at DIAG_RANKS (8 32 64), -t N: the picks
+#        (GCCL_DEBUG=INFO, counted), forced configurations 8 B..2M by 4, CPU
+#        profiles and a Go execution trace at 128 KiB back to back and after
+#        a pause (-z 2); everything in OUT/diag.tgz.
 #
 # BIN holds CGO_ENABLED=0 builds of cmd/allreduce_perf and docs/data/peers/mpi_perf.c.
 set -u
@@ -129,5 +133,29 @@ if has scale; then
 	done
 	python3 "$(dirname "$0")/cpu-scale-summary.py" --scale "$OUT/scale" >"$OUT/scale/summary.txt" 2>&1
 	tar czf "$OUT/scale.tgz" -C "$OUT" scale && log "archive $OUT/scale.tgz"
+fi
+if has diag; then
+	D=$OUT/diag
+	mkdir -p "$D"
+	for n in ${DIAG_RANKS:-8 32 64}; do
+		[ "$n" -le "$(nproc)" ] || continue
+		log "diag picks n=$n"
+		GCCL_DEBUG=INFO timeout 120 "$BIN/allreduce_perf" -t "$n" -g 1 -b 8 -e 2M -f 4 -n 3 -w 1 -c 0 --out-of-place-only 2>&1 |
+			sed 's|rank [0-9]*/|rank */|' | sort | uniq -c >"$D/picks_n$n.txt"
+		log "diag configs n=$n"
+		timeout 240 "$BIN/allreduce_perf" -t "$n" -g 1 -b 8 -e 2M -f 4 -n 50 -w 10 -c 0 -a 3 --out-of-place-only -I 1 \
+			--configs auto,OneShot/LL/1,Ring/LL/1,Ring/LL128/auto,Ring/Simple/auto,Ring/Simple/1,Tree/LL/1,Tree/Simple/auto \
+			--out "$D/configs_n$n.jsonl" --force >"$D/configs_n$n.txt" 2>&1 || log "rc=$?"
+		for wait in b2b z2; do
+			z=()
+			[ $wait = z2 ] && z=(-z 2)
+			log "diag profile n=$n $wait"
+			timeout 120 "$BIN/allreduce_perf" -t "$n" -g 1 "${z[@]}" -b 128K -e 128K -n 500 -w 20 -c 0 -a 3 -I 1 --out-of-place-only \
+				--cpuprofile "$D/cpu_${wait}_n$n.prof" >"$D/profile_${wait}_n$n.txt" 2>&1 || log "rc=$?"
+			timeout 60 "$BIN/allreduce_perf" -t "$n" -g 1 "${z[@]}" -b 128K -e 128K -n 20 -w 5 -c 0 -a 3 --out-of-place-only \
+				--trace "$D/trace_${wait}_n$n.out" >"$D/trace_${wait}_n$n.txt" 2>&1 || log "rc=$?"
+		done
+	done
+	tar cJf "$OUT/diag.txz" -C "$OUT" diag && log "archive $OUT/diag.txz ($(du -h "$OUT/diag.txz" | cut -f1))"
 fi
 log done

@@ -34,6 +34,10 @@
 #            allgather, sendrecv, small sizes, CPU_PASSES (2): nt, gccl
 #   g1       -g 1 (GPU 0) allreduce and sendrecv, small sizes, -n G1_ITERS (200),
 #            G1_PASSES (3): nt, gccl
+#   hostcost -g 1 host cost bisected (scripts/nccl-hostcost.c): one ncclAllReduce call
+#            a loop of HC_ITERS (1000), 8 B and 64 KiB, with NCCL initialised
+#            as nccl-tests does or as gccl does, on ncclMemAlloc or cudaMalloc
+#            buffers, beside nt and gccl -g 1 -n HC_ITERS -C 1; HC_PASSES (3)
 #   logs     NCCL's choices (NCCL_DEBUG_SUBSYS=TUNING,INIT,ENV), every collective,
 #            8 B-8 MiB by 4, -n 2 -w 1: nt, gccl, plugin
 #   live     a table from a 4-GPU sweep (tune sweep --backend nccl, LIVE_COLLS,
@@ -233,7 +237,7 @@ if has np || has hosts; then
 	build_ntm
 	log "$(tail -1 "$W/build-mpi.log")"
 fi
-if has small || has large || has graph || has cputime || has g1 || has logs; then build_nt; fi
+if has small || has large || has graph || has cputime || has g1 || has logs || has hostcost; then build_nt; fi
 
 if has live; then
 	LIVE_COLLS=${LIVE_COLLS:-allgather,reducescatter}
@@ -341,6 +345,23 @@ if has g1; then
 			for v in $(rotate "$pass" nt gccl); do
 				run1 g1 "$pass" "$v" "$c" 60 -g 1 $SMALL -n "${G1_ITERS:-200}" -w 20 -c 0
 			done
+		done
+	done
+fi
+if has hostcost; then
+	log "hostcost: ${HC_PASSES:-3} passes"
+	HC=$W/hostcost
+	cc -O2 -o "$HC" "$HERE/nccl-hostcost.c" -I/usr/local/cuda/include -I/usr/include -L/tmp/ncclhome/lib \
+		-L/usr/local/cuda/lib64 -Wl,-rpath,/usr/local/cuda/lib64 -lnccl -lcudart >"$W/hostcost-build.log" 2>&1 || log "hostcost build failed: $(tail -3 "$W/hostcost-build.log")"
+	for pass in $(seq 1 "${HC_PASSES:-3}"); do
+		for v in $(rotate "$pass" tests:memalloc gccl:memalloc tests:cudamalloc gccl:cudamalloc nt gccl); do
+			case $v in
+			*:*) for b in 8 65536; do
+				echo "### $v $b pass $pass" >>"$W/raw/hostcost_p$pass.txt"
+				timeout -s KILL 30 "$HC" "${v%%:*}" "${v#*:}" $b "${HC_ITERS:-1000}" 5 >>"$W/raw/hostcost_p$pass.txt" 2>&1
+			done ;;
+			*) run1 hostcost "$pass" "$v" all_reduce 60 -g 1 -b 8 -e 64K -f 8192 -n "${HC_ITERS:-1000}" -w 200 -c 0 -C 1 ;;
+			esac
 		done
 	done
 fi
