@@ -34,7 +34,7 @@
 #            allgather, sendrecv, small sizes, CPU_PASSES (2): nt, gccl
 #   g1       -g 1 (GPU 0) allreduce and sendrecv, small sizes, -n G1_ITERS (200),
 #            G1_PASSES (3): nt, gccl
-#   hostcost -g 1 host cost bisected (scripts/nccl-hostcost.c): one ncclAllReduce call
+#   hostcost -g 1 host cost bisected (scripts/hostcost/nccl-hostcost.c): one ncclAllReduce call
 #            a loop of HC_ITERS (1000), 8 B and 64 KiB, with NCCL initialised
 #            as nccl-tests does or as gccl does, on ncclMemAlloc or cudaMalloc
 #            buffers, beside nt and gccl -g 1 -n HC_ITERS -C 1; HC_PASSES (3)
@@ -351,7 +351,7 @@ fi
 if has hostcost; then
 	log "hostcost: ${HC_PASSES:-3} passes"
 	HC=$W/hostcost
-	cc -O2 -o "$HC" "$HERE/nccl-hostcost.c" -I/usr/local/cuda/include -I/usr/include -L/tmp/ncclhome/lib \
+	cc -O2 -o "$HC" "$HERE/hostcost/nccl-hostcost.c" -I/usr/local/cuda/include -I/usr/include -L/tmp/ncclhome/lib \
 		-L/usr/local/cuda/lib64 -Wl,-rpath,/usr/local/cuda/lib64 -lnccl -lcudart >"$W/hostcost-build.log" 2>&1 || log "hostcost build failed: $(tail -3 "$W/hostcost-build.log")"
 	for pass in $(seq 1 "${HC_PASSES:-3}"); do
 		for v in $(rotate "$pass" tests:memalloc gccl:memalloc tests:cudamalloc gccl:cudamalloc nt gccl); do

@@ -465,6 +465,7 @@ func (w *world) start(ranks []int, j *job) {
 		w.local = append(w.local, c)
 	}
 	liveRanks.Add(int64(len(w.local))) // until the last Destroy (release)
+	proto.SetSpinLimit(spinLimit(usableProcs(runtime.GOMAXPROCS(0), cpuCount())))
 	for _, c := range w.local {
 		for _, ch := range c.channels {
 			go ch.loop()
@@ -530,7 +531,15 @@ func (c *Comm) Synchronize() error {
 		c.runFast()
 	}
 	target := c.enqueued
+	// Spin only for the last operation: with more still queued, the
+	// channels' goroutines have work for a while, and a caller spinning
+	// beside them takes a processor one of them may need (64 ranks back to
+	// back on 64 cores: 64 callers spinning beside 64 runners; see
+	// proto.SetSpinLimit).
 	c.syncWaiter.SpinFor = c.lastSpin
+	if target-c.finished.Load() > 1 {
+		c.syncWaiter.SpinFor = 0
+	}
 	ready := func() bool { return c.finished.Load() >= target }
 	if !ready() {
 		// Run channel 0's queued work here rather than hand it to its

@@ -76,6 +76,18 @@ func planSpin(runners, procs int) (spin time.Duration, noBackOff bool) {
 	}
 }
 
+// spinLimit is the most goroutines of a process of procs usable
+// processors that may spin at once (proto.SetSpinLimit): on hosts where
+// waits spin long (planSpin), one processor stays out of the spinners'
+// reach, for whoever they wait for; on smaller hosts a spin lasts
+// proto.DefaultSpinFor, and every processor may spin.
+func spinLimit(procs int) int {
+	if procs >= 8 {
+		return procs - 1
+	}
+	return max(procs, 1)
+}
+
 // netSpin is how long the network transport's idle proxies poll before
 // they park (transport.Net.Spin): none unless the override (GCCL_NET_SPIN,
 // a duration, "0" for none) says so. Polling proxies once ran by default

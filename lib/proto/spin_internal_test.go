@@ -62,3 +62,78 @@ func TestSpinBacksOffAfterAMiss(t *testing.T) {
 		t.Fatalf("penalty %d after a successful spin, want 0", w.spinPenalty)
 	}
 }
+
+// The spin slots bound the goroutines spinning at once: with the one slot
+// held by a spinning waiter, a second waiter skips its spin and parks
+// while the first still spins, Spin gives up at once, and both waits end
+// when their words change, every slot given back.
+func TestSpinSlotsBoundTheSpinners(t *testing.T) {
+	defer SetSpinLimit(SpinLimit())
+	SetSpinLimit(1)
+	what := func() string { return "word" }
+	var a, b atomic.Bool
+	wa, wb := NewWaiter(NewAbort(), 10*time.Second), NewWaiter(NewAbort(), 10*time.Second)
+	wa.SpinFor, wa.NoBackOff = 5*time.Second, true
+	wb.SpinFor, wb.NoBackOff = 5*time.Second, true
+	doneA, doneB := make(chan error, 1), make(chan error, 1)
+	go func() { doneA <- wa.Wait(a.Load, what) }()
+	for deadline := time.Now().Add(5 * time.Second); Spinning() != 1; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the first waiter never took the slot: %d spinning", Spinning())
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	go func() { doneB <- wb.Wait(b.Load, what) }()
+	// Without a slot the second waiter parks (sleeping) after its yield
+	// phase, long before the first one's 5 s spin could end.
+	for deadline := time.Now().Add(4 * time.Second); wb.sleeping.Load() == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the second waiter did not park while the only slot was held: it spun")
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	if n := Spinning(); n != 1 {
+		t.Fatalf("%d spinning, want 1 (the limit)", n)
+	}
+	if wb.Spin(b.Load) {
+		t.Fatal("Spin reported the word ready")
+	}
+	if n := Spinning(); n != 1 {
+		t.Fatalf("after a Spin without a slot: %d spinning, want 1", n)
+	}
+	b.Store(true)
+	wb.Wake()
+	if err := <-doneB; err != nil {
+		t.Fatal(err)
+	}
+	a.Store(true)
+	if err := <-doneA; err != nil {
+		t.Fatal(err)
+	}
+	if n := Spinning(); n != 0 {
+		t.Fatalf("%d spinning after both waits ended, want 0", n)
+	}
+	// No limit: both may spin.
+	SetSpinLimit(0)
+	a.Store(false)
+	b.Store(false)
+	go func() { doneA <- wa.Wait(a.Load, what) }()
+	go func() { doneB <- wb.Wait(b.Load, what) }()
+	for deadline := time.Now().Add(5 * time.Second); Spinning() != 2; {
+		if time.Now().After(deadline) {
+			t.Fatalf("without a limit %d spinning, want 2", Spinning())
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	a.Store(true)
+	b.Store(true)
+	if err := <-doneA; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-doneB; err != nil {
+		t.Fatal(err)
+	}
+	if n := Spinning(); n != 0 {
+		t.Fatalf("%d spinning at the end, want 0", n)
+	}
+}

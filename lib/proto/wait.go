@@ -441,13 +441,17 @@ func (w *Waiter) waitKickPark(ready, parkReady func() bool, parking func(), kick
 	// on a core of its own when SpinFor is set, so a missed spin says it
 	// was late, not that it shares this processor (measured: the back-off
 	// made every 8 B allreduce of 2 processes park, 126 us instead of 1).
-	if w.SpinFor > 0 && (w.spinSkip == 0 || w.bell != nil || w.NoBackOff) {
+	// The spin takes a slot (spinSlots): with none free, every processor
+	// is spinning already and the peer may need one.
+	if w.SpinFor > 0 && (w.spinSkip == 0 || w.bell != nil || w.NoBackOff) && acquireSpin() {
 		for i := 1; ; i++ {
 			if ready() {
+				releaseSpin()
 				w.spinPenalty = 0
 				return nil
 			}
 			if i%spinIters == 0 && (time.Since(start) > w.SpinFor || w.Abort.Aborted()) {
+				releaseSpin()
 				w.spinPenalty = min(max(2*w.spinPenalty, 1), spinBackoff)
 				w.spinSkip = w.spinPenalty
 				break
@@ -489,7 +493,7 @@ func (w *Waiter) waitKickPark(ready, parkReady func() bool, parking func(), kick
 }
 
 // Spin waits for ready by spinning alone, for SpinFor (nothing when it is
-// 0), and reports whether ready came: a wait for the slowest of many
+// 0 or no spin slot is free), and reports whether ready came: a wait for the slowest of many
 // peers (the one-shot's), where a miss is the rule with many ranks, not a
 // sign that the peer shares this processor, so unlike WaitKick it keeps
 // no back-off (which made every wait of 16 ranks on 16 cores yield and
@@ -497,9 +501,10 @@ func (w *Waiter) waitKickPark(ready, parkReady func() bool, parking func(), kick
 // from the 256th on.
 // The caller goes on to WaitKick when it returns false.
 func (w *Waiter) Spin(ready func() bool) bool {
-	if w.SpinFor <= 0 || w.Fold != nil {
+	if w.SpinFor <= 0 || w.Fold != nil || !acquireSpin() {
 		return false
 	}
+	defer releaseSpin()
 	// The clock starts at the first 256 looks: a wait that ends sooner
 	// (the usual one) reads no clock at all, and SpinFor is not exact to
 	// a few hundred looks anyway.
