@@ -58,6 +58,46 @@ def scale(d):
             print("| " + " | ".join(row) + " |")
 
 
+def ab(d):
+    """--ab DIR: cpu-scale.sh's abscale step. Per rank count, per size: Open
+    MPI's median, then the base build's and the new build's median
+    iteration (the slowest rank, -a 3; the median over the passes) for -t N
+    back to back, -t N -z 2 and --np N back to back."""
+    mpi = {}
+    for path in glob.glob(os.path.join(d, "mpi_n*.txt")):
+        n = int(re.search(r"_n(\d+)\.txt$", path).group(1))
+        for line in open(path, errors="replace"):
+            f = line.split()
+            if len(f) >= 3 and f[0].isdigit():
+                mpi[(n, int(f[0]))] = float(f[2])
+    g = collections.defaultdict(list)
+    for path in glob.glob(os.path.join(d, "*_n*_p*.jsonl")):
+        m = re.search(r"(base|new)_(\w+)_n(\d+)_p\d+\.jsonl$", path)
+        b, mode, n = m.group(1), m.group(2), int(m.group(3))
+        for line in open(path):
+            r = json.loads(line)
+            if r.get("placement") == "out-of-place":
+                g[(n, mode, b, r["size"])].append(r.get("median_us") or r["time_us"])
+    modes = ("tb2b", "tz2", "npb2b")
+    for n in sorted({k[0] for k in g}):
+        sizes = sorted({k[3] for k in g if k[0] == n})
+        print(f"\n## {n} ranks: median iteration, us (the slowest rank, median of the passes): base / new")
+        print("| size (B) | Open MPI | " + " | ".join(modes) + " |")
+        print("|---" * (2 + len(modes)) + "|")
+        for s in sizes:
+            row = [str(s), f"{mpi[(n, s)]:.2f}" if (n, s) in mpi else "-"]
+            for mode in modes:
+                cell = []
+                for b in ("base", "new"):
+                    t = g.get((n, mode, b, s))
+                    cell.append(f"{statistics.median(t):.1f}" if t else "-")
+                row.append(" / ".join(cell))
+            print("| " + " | ".join(row) + " |")
+
+
+if len(sys.argv) > 2 and sys.argv[1] == "--ab":
+    ab(sys.argv[2])
+    sys.exit(0)
 if len(sys.argv) > 2 and sys.argv[1] == "--scale":
     scale(sys.argv[2])
     sys.exit(0)

@@ -23,6 +23,11 @@
 #        --max-time 200ms per size, -a 3; Open MPI's mpi_perf beside it (3
 #        reps). Records in OUT/scale/*.jsonl, mpi_perf's text in OUT/scale/,
 #        the tables by scripts/cpu-scale-summary.py --scale OUT/scale.
+# abscale: BIN/allreduce_perf_base beside BIN/allreduce_perf (a change measured
+#        side by side), PASSES (2) passes alternating, at SCALE_RANKS: -t N back
+#        to back and -z 2, and --np N back to back, 8 B..AB_MAX (2M) by 4,
+#        --precision 5% --max-time 200ms; mpi_perf beside (3 reps). Records in
+#        OUT/abscale/, tables by scripts/cpu-scale-summary.py --ab OUT/abscale.
 # diag:  the cliffs' causes at DIAG_RANKS (8 32 64), -t N: the picks
 #        (GCCL_DEBUG=INFO, counted), forced configurations 8 B..2M by 4, CPU
 #        profiles and a Go execution trace at 128 KiB back to back and after
@@ -133,6 +138,29 @@ if has scale; then
 	done
 	python3 "$(dirname "$0")/cpu-scale-summary.py" --scale "$OUT/scale" >"$OUT/scale/summary.txt" 2>&1
 	tar czf "$OUT/scale.tgz" -C "$OUT" scale && log "archive $OUT/scale.tgz"
+fi
+if has abscale; then
+	A=$OUT/abscale
+	mkdir -p "$A"
+	for n in ${SCALE_RANKS:-32 16 8}; do
+		[ "$n" -le "$(nproc)" ] || continue
+		log "abscale mpi n=$n"
+		timeout 120 $MPIRUN -np "$n" /tmp/mpi_perf allreduce 8 "$(numfmt --from=iec "${AB_MAX:-2M}")" 3 >"$A/mpi_n$n.txt" 2>&1
+		for pass in $(seq "${PASSES:-2}"); do
+			for b in base new; do
+				bin="$BIN/allreduce_perf"
+				[ $b = base ] && bin="$BIN/allreduce_perf_base"
+				for mode in tb2b tz2 npb2b; do
+					case $mode in tb2b) args=(-t "$n" -g 1) ;; tz2) args=(-t "$n" -g 1 -z 2) ;; npb2b) args=(--np "$n") ;; esac
+					[ $mode = npb2b ] && [ "$pass" -gt 1 ] && continue
+					log "abscale $b $mode n=$n pass=$pass"
+					timeout 120 "$bin" "${args[@]}" -b 8 -e "${AB_MAX:-2M}" -f 4 -n 50 -w 10 -c 0 -a 3 --precision 5% --max-time 200ms \
+						--out-of-place-only --out "$A/${b}_${mode}_n${n}_p$pass.jsonl" --force >"$A/${b}_${mode}_n${n}_p$pass.txt" 2>&1 || log "rc=$?"
+				done
+			done
+		done
+	done
+	tar czf "$OUT/abscale.tgz" -C "$OUT" abscale && log "archive $OUT/abscale.tgz"
 fi
 if has diag; then
 	D=$OUT/diag

@@ -41,18 +41,29 @@ func SpinLimit() int { return int(spinSlots.limit.Load()) }
 // Spinning is the goroutines spinning now (for tests and counters).
 func Spinning() int { return int(spinSlots.held.Load()) }
 
-// acquireSpin takes a spin slot if one is free.
-func acquireSpin() bool {
+// acquireSpin takes a spin slot if one is free: ok says the caller may
+// spin, counted that it holds a slot to give back (releaseSpin). Without
+// a limit nothing is counted: the slots' shared word stays off the waits
+// of hosts whose spins are short.
+func acquireSpin() (ok, counted bool) {
 	for {
-		h, l := spinSlots.held.Load(), spinSlots.limit.Load()
-		if l > 0 && h >= l {
-			return false
+		l := spinSlots.limit.Load()
+		if l == 0 {
+			return true, false
+		}
+		h := spinSlots.held.Load()
+		if h >= l {
+			return false, false
 		}
 		if spinSlots.held.CompareAndSwap(h, h+1) {
-			return true
+			return true, true
 		}
 	}
 }
 
-// releaseSpin gives back a slot acquireSpin took.
-func releaseSpin() { spinSlots.held.Add(-1) }
+// releaseSpin gives back a slot acquireSpin counted.
+func releaseSpin(counted bool) {
+	if counted {
+		spinSlots.held.Add(-1)
+	}
+}

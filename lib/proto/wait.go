@@ -441,21 +441,9 @@ func (w *Waiter) waitKickPark(ready, parkReady func() bool, parking func(), kick
 	// on a core of its own when SpinFor is set, so a missed spin says it
 	// was late, not that it shares this processor (measured: the back-off
 	// made every 8 B allreduce of 2 processes park, 126 us instead of 1).
-	// The spin takes a slot (spinSlots): with none free, every processor
-	// is spinning already and the peer may need one.
-	if w.SpinFor > 0 && (w.spinSkip == 0 || w.bell != nil || w.NoBackOff) && acquireSpin() {
-		for i := 1; ; i++ {
-			if ready() {
-				releaseSpin()
-				w.spinPenalty = 0
-				return nil
-			}
-			if i%spinIters == 0 && (time.Since(start) > w.SpinFor || w.Abort.Aborted()) {
-				releaseSpin()
-				w.spinPenalty = min(max(2*w.spinPenalty, 1), spinBackoff)
-				w.spinSkip = w.spinPenalty
-				break
-			}
+	if w.SpinFor > 0 && (w.spinSkip == 0 || w.bell != nil || w.NoBackOff) {
+		if w.longSpin(ready, start) {
+			return nil
 		}
 	} else if w.spinSkip > 0 {
 		w.spinSkip--
@@ -492,6 +480,30 @@ func (w *Waiter) waitKickPark(ready, parkReady func() bool, parking func(), kick
 	return w.park(parkReady, what, start)
 }
 
+// longSpin is a wait's SpinFor phase; it reports whether ready came. It
+// takes a spin slot (spinSlots) and gives up at once without one: the
+// processors the slots count are all spinning already, and the peer may
+// need one. A spin that runs out makes the next waits skip theirs (the
+// back-off); one that succeeds resets it.
+func (w *Waiter) longSpin(ready func() bool, start time.Time) bool {
+	ok, counted := acquireSpin()
+	if !ok {
+		return false
+	}
+	defer releaseSpin(counted)
+	for i := 1; ; i++ {
+		if ready() {
+			w.spinPenalty = 0
+			return true
+		}
+		if i%spinIters == 0 && (time.Since(start) > w.SpinFor || w.Abort.Aborted()) {
+			w.spinPenalty = min(max(2*w.spinPenalty, 1), spinBackoff)
+			w.spinSkip = w.spinPenalty
+			return false
+		}
+	}
+}
+
 // Spin waits for ready by spinning alone, for SpinFor (nothing when it is
 // 0 or no spin slot is free), and reports whether ready came: a wait for the slowest of many
 // peers (the one-shot's), where a miss is the rule with many ranks, not a
@@ -501,10 +513,14 @@ func (w *Waiter) waitKickPark(ready, parkReady func() bool, parking func(), kick
 // from the 256th on.
 // The caller goes on to WaitKick when it returns false.
 func (w *Waiter) Spin(ready func() bool) bool {
-	if w.SpinFor <= 0 || w.Fold != nil || !acquireSpin() {
+	if w.SpinFor <= 0 || w.Fold != nil {
 		return false
 	}
-	defer releaseSpin()
+	ok, counted := acquireSpin()
+	if !ok {
+		return false
+	}
+	defer releaseSpin(counted)
 	// The clock starts at the first 256 looks: a wait that ends sooner
 	// (the usual one) reads no clock at all, and SpinFor is not exact to
 	// a few hundred looks anyway.
