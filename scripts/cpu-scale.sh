@@ -26,8 +26,11 @@
 # abscale: BIN/allreduce_perf_base beside BIN/allreduce_perf (a change measured
 #        side by side), PASSES (2) passes alternating, at SCALE_RANKS: -t N back
 #        to back and -z 2, and --np N back to back, 8 B..AB_MAX (2M) by 4,
-#        --precision 5% --max-time 200ms; mpi_perf beside (3 reps). Records in
+#        --precision 5% --max-time 200ms, AB_TIMEOUT (120 s) a run; mpi_perf beside (3 reps). Records in
 #        OUT/abscale/, tables by scripts/cpu-scale-summary.py --ab OUT/abscale.
+# spin:  the host's floor for N busy-polling threads, no library in the way
+#        (scripts/spinring/spinring.c): a token round a ring of N spinning
+#        threads and a barrier of N, 2000 rounds, at SCALE_RANKS; OUT/spin.txt.
 # diag:  the cliffs' causes at DIAG_RANKS (8 32 64), -t N: the picks
 #        (GCCL_DEBUG=INFO, counted), forced configurations 8 B..2M by 4, CPU
 #        profiles and a Go execution trace at 128 KiB back to back and after
@@ -139,6 +142,16 @@ if has scale; then
 	python3 "$(dirname "$0")/cpu-scale-summary.py" --scale "$OUT/scale" >"$OUT/scale/summary.txt" 2>&1
 	tar czf "$OUT/scale.tgz" -C "$OUT" scale && log "archive $OUT/scale.tgz"
 fi
+if has spin; then
+	cc -O2 -pthread -o /tmp/spinring "$(dirname "$0")/spinring/spinring.c" || exit 1
+	for n in ${SCALE_RANKS:-2 4 8 16 32 48 64}; do
+		[ "$n" -le "$(nproc)" ] || continue
+		for m in ring barrier; do
+			timeout 15 /tmp/spinring $m "$n" 2000 || echo "$m threads $n: rc=$?"
+		done
+	done >"$OUT/spin.txt" 2>&1
+	cat "$OUT/spin.txt"
+fi
 if has abscale; then
 	A=$OUT/abscale
 	mkdir -p "$A"
@@ -154,7 +167,7 @@ if has abscale; then
 					case $mode in tb2b) args=(-t "$n" -g 1) ;; tz2) args=(-t "$n" -g 1 -z 2) ;; npb2b) args=(--np "$n") ;; esac
 					[ $mode = npb2b ] && [ "$pass" -gt 1 ] && continue
 					log "abscale $b $mode n=$n pass=$pass"
-					timeout 120 "$bin" "${args[@]}" -b 8 -e "${AB_MAX:-2M}" -f 4 -n 50 -w 10 -c 0 -a 3 --precision 5% --max-time 200ms \
+					timeout "${AB_TIMEOUT:-120}" "$bin" "${args[@]}" -b 8 -e "${AB_MAX:-2M}" -f 4 -n 50 -w 10 -c 0 -a 3 --precision 5% --max-time 200ms \
 						--out-of-place-only --out "$A/${b}_${mode}_n${n}_p$pass.jsonl" --force >"$A/${b}_${mode}_n${n}_p$pass.txt" 2>&1 || log "rc=$?"
 				done
 			done
