@@ -95,6 +95,35 @@ def ab(d):
             print("| " + " | ".join(row) + " |")
 
 
+def variants(d):
+    """--variants DIR: cpu-scale.sh's variants step. Per rank count and mode,
+    per size: each variant's median iteration (the slowest rank, -a 3)."""
+    g, names = {}, []
+    for path in sorted(glob.glob(os.path.join(d, "*_n*.jsonl"))):
+        m = re.search(r"([^/]+)_(tb2b|tz2)_n(\d+)\.jsonl$", path)
+        name, mode, n = m.group(1), m.group(2), int(m.group(3))
+        if name not in names:
+            names.append(name)
+        for line in open(path):
+            r = json.loads(line)
+            if r.get("placement") == "out-of-place":
+                g[(n, mode, name, r["size"])] = r.get("median_us") or r["time_us"]
+    for n in sorted({k[0] for k in g}):
+        for mode in ("tb2b", "tz2"):
+            sizes = sorted({k[3] for k in g if k[0] == n and k[1] == mode})
+            if not sizes:
+                continue
+            print(f"\n## {n} ranks, {mode}: median iteration, us (the slowest rank)")
+            print("| size (B) | " + " | ".join(names) + " |")
+            print("|---" * (1 + len(names)) + "|")
+            for s in sizes:
+                cells = [f"{g[(n, mode, v, s)]:.1f}" if (n, mode, v, s) in g else "-" for v in names]
+                print(f"| {s} | " + " | ".join(cells) + " |")
+
+
+if len(sys.argv) > 2 and sys.argv[1] == "--variants":
+    variants(sys.argv[2])
+    sys.exit(0)
 if len(sys.argv) > 2 and sys.argv[1] == "--ab":
     ab(sys.argv[2])
     sys.exit(0)

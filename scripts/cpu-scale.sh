@@ -28,6 +28,10 @@
 #        to back and -z 2, and --np N back to back, 8 B..AB_MAX (2M) by 4,
 #        --precision 5% --max-time 200ms, AB_TIMEOUT (120 s) a run; mpi_perf beside (3 reps). Records in
 #        OUT/abscale/, tables by scripts/cpu-scale-summary.py --ab OUT/abscale.
+# variants: BIN/allreduce_perf under VARIANTS ("name:VAR=v,VAR=v ..."; "base"
+#        runs BIN/allreduce_perf_base) at SCALE_RANKS, -t N back to back and
+#        -z 2, 8 B..AB_MAX (2M) by 4, as abscale; OUT/variants/, tables by
+#        scripts/cpu-scale-summary.py --variants OUT/variants.
 # spin:  the host's floor for N busy-polling threads, no library in the way
 #        (scripts/spinring/spinring.c): a token round a ring of N spinning
 #        threads and a barrier of N, 2000 rounds, at SCALE_RANKS; OUT/spin.txt.
@@ -141,6 +145,26 @@ if has scale; then
 	done
 	python3 "$(dirname "$0")/cpu-scale-summary.py" --scale "$OUT/scale" >"$OUT/scale/summary.txt" 2>&1
 	tar czf "$OUT/scale.tgz" -C "$OUT" scale && log "archive $OUT/scale.tgz"
+fi
+if has variants; then
+	V=$OUT/variants
+	mkdir -p "$V"
+	for n in ${SCALE_RANKS:-32 64}; do
+		[ "$n" -le "$(nproc)" ] || continue
+		for mode in tb2b tz2; do
+			for v in ${VARIANTS:-base}; do
+				name=${v%%:*} bin="$BIN/allreduce_perf" env=()
+				[ "$name" = base ] && bin="$BIN/allreduce_perf_base"
+				[ "$v" != "$name" ] && IFS=, read -r -a env <<<"${v#*:}"
+				args=(-t "$n" -g 1)
+				[ $mode = tz2 ] && args+=(-z 2)
+				log "variants $name $mode n=$n"
+				env "${env[@]}" timeout "${AB_TIMEOUT:-120}" "$bin" "${args[@]}" -b 8 -e "${AB_MAX:-2M}" -f 4 -n 50 -w 10 -c 0 -a 3 --precision 5% --max-time 200ms \
+					--out-of-place-only --out "$V/${name}_${mode}_n$n.jsonl" --force >"$V/${name}_${mode}_n$n.txt" 2>&1 || log "rc=$?"
+			done
+		done
+	done
+	tar czf "$OUT/variants.tgz" -C "$OUT" variants && log "archive $OUT/variants.tgz"
 fi
 if has spin; then
 	cc -O2 -pthread -o /tmp/spinring "$(dirname "$0")/spinring/spinring.c" || exit 1

@@ -465,7 +465,9 @@ func (w *world) start(ranks []int, j *job) {
 		w.local = append(w.local, c)
 	}
 	liveRanks.Add(int64(len(w.local))) // until the last Destroy (release)
-	proto.SetSpinLimit(spinLimit(usableProcs(runtime.GOMAXPROCS(0), cpuCount())))
+	if xSlots {
+		proto.SetSpinLimit(spinLimit(usableProcs(runtime.GOMAXPROCS(0), cpuCount())))
+	}
 	for _, c := range w.local {
 		for _, ch := range c.channels {
 			go ch.loop()
@@ -547,7 +549,14 @@ func (c *Comm) Synchronize() error {
 		c.channels[0].tryDrain(false)
 	}
 	if !ready() {
-		if err := c.syncWaiter.Wait(ready, func() string { return "operations to complete" }); err != nil {
+		what := func() string { return "operations to complete" }
+		var err error
+		if xPark && c.w.procs >= 8 && c.syncWaiter.SpinFor == 0 {
+			err = c.syncWaiter.Park(ready, what)
+		} else {
+			err = c.syncWaiter.Wait(ready, what)
+		}
+		if err != nil {
 			return err
 		}
 	}
