@@ -219,7 +219,7 @@ func (ch *channel) loop() {
 			// Synchronize caller runs this channel's work, sleep at once:
 			// spinning would only steal its processor.
 			what := func() string { return "work" }
-			if ch.running.Load() != 0 || (xPark && ch.idleSpin == 0 && ch.comm.w.procs >= 8) {
+			if ch.running.Load() != 0 {
 				_ = ch.idle.Park(ready, what)
 			} else {
 				// Spin first where the plans do: a yield on a host of

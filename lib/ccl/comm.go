@@ -465,9 +465,6 @@ func (w *world) start(ranks []int, j *job) {
 		w.local = append(w.local, c)
 	}
 	liveRanks.Add(int64(len(w.local))) // until the last Destroy (release)
-	if xSlots {
-		proto.SetSpinLimit(spinLimit(usableProcs(runtime.GOMAXPROCS(0), cpuCount())))
-	}
 	for _, c := range w.local {
 		for _, ch := range c.channels {
 			go ch.loop()
@@ -535,9 +532,9 @@ func (c *Comm) Synchronize() error {
 	target := c.enqueued
 	// Spin only for the last operation: with more still queued, the
 	// channels' goroutines have work for a while, and a caller spinning
-	// beside them takes a processor one of them may need (64 ranks back to
-	// back on 64 cores: 64 callers spinning beside 64 runners; see
-	// proto.SetSpinLimit).
+	// beside them takes a processor one of them may need (a trace of 32
+	// ranks x 2 channels back to back on 64 cores: the callers spun 2 ms
+	// each beside the 64 runners, which waited for processors).
 	c.syncWaiter.SpinFor = c.lastSpin
 	if target-c.finished.Load() > 1 {
 		c.syncWaiter.SpinFor = 0
@@ -549,14 +546,7 @@ func (c *Comm) Synchronize() error {
 		c.channels[0].tryDrain(false)
 	}
 	if !ready() {
-		what := func() string { return "operations to complete" }
-		var err error
-		if xPark && c.w.procs >= 8 && c.syncWaiter.SpinFor == 0 {
-			err = c.syncWaiter.Park(ready, what)
-		} else {
-			err = c.syncWaiter.Wait(ready, what)
-		}
-		if err != nil {
+		if err := c.syncWaiter.Wait(ready, func() string { return "operations to complete" }); err != nil {
 			return err
 		}
 	}

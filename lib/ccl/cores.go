@@ -76,19 +76,6 @@ func planSpin(runners, procs int) (spin time.Duration, noBackOff bool) {
 	}
 }
 
-// spinLimit is the most goroutines of a process of procs usable
-// processors that may spin at once (proto.SetSpinLimit). Where waits spin
-// long (planSpin: hosts of 8 processors or more), one processor stays out
-// of the spinners' reach, for whoever they wait for. On smaller hosts a
-// spin lasts proto.DefaultSpinFor, so a peer kept off the processors waits
-// that long at most: no limit (0), and the waits touch no shared count.
-func spinLimit(procs int) int {
-	if procs >= 8 {
-		return procs - 1
-	}
-	return 0
-}
-
 // netSpin is how long the network transport's idle proxies poll before
 // they park (transport.Net.Spin): none unless the override (GCCL_NET_SPIN,
 // a duration, "0" for none) says so. Polling proxies once ran by default

@@ -29,6 +29,25 @@ import (
 // kicks from other processes follow the fold through the rank's shared
 // counters (job.remoteKick).
 
+// runnerProcs is the processors of procs that one process's channel
+// runners may fill before its plans fold: on hosts of 8 processors or more
+// (where waits spin long, see planSpin) all but one, left to whoever else
+// must run (the callers in Synchronize, idle channel goroutines on their
+// way to sleep, Go's runtime); a process of a world across processes
+// keeps one for its callers the same way (processFoldProcs). Measured on a
+// 64-core Xeon, 32 ranks of one process, allreduce (docs/PERFORMANCE.md
+// 5c): 2 channels a rank, 64 runners, took 14.7-19.3 ms at 128 KiB and
+// 24-48 ms at 512 KiB-2 MiB, spinning runners holding every processor
+// while the others waited for one (a Go trace of 25 operations: 9.2 s of
+// goroutine time runnable without a processor); folded onto one driver a
+// rank, 0.31-0.36 ms and 0.42-1.5 ms. Smaller hosts spin briefly and keep every processor.
+func runnerProcs(procs int) int {
+	if procs >= 8 {
+		return procs - 1
+	}
+	return procs
+}
+
 // foldDrivers is how many drivers each of n ranks runs a plan's nCh
 // channels with on procs processors: as many as fit (at least one), or 0
 // when every channel has a processor and nothing folds.
@@ -78,7 +97,7 @@ func processFoldProcs(gomaxprocs, cpus, hostProcesses, hostProcs int) int {
 // drivers, against 13-20 us on one channel.
 func (w *world) drivers(nCh, procs int) int {
 	if w.job == nil {
-		return foldDrivers(w.n, nCh, procs)
+		return foldDrivers(w.n, nCh, runnerProcs(procs))
 	}
 	if w.n <= 1 || w.foldProcs == 0 {
 		return 0

@@ -55,6 +55,40 @@ func TestProcessFolding(t *testing.T) {
 	}
 }
 
+// TestRunnerProcsReserve: one process's plans fold one processor early on
+// hosts of 8 processors or more (32 ranks x 2 channels on 64 folds onto
+// one driver a rank), and exactly at the processors on smaller ones (2
+// ranks x 1 channel still fit the 2-core VM).
+func TestRunnerProcsReserve(t *testing.T) {
+	for procs := 1; procs <= 256; procs++ {
+		want := procs
+		if procs >= 8 {
+			want = procs - 1
+		}
+		if got := runnerProcs(procs); got != want {
+			t.Fatalf("runnerProcs(%d) = %d, want %d", procs, got, want)
+		}
+	}
+	w := &world{n: 32}
+	if d := w.drivers(2, 64); d != 1 {
+		t.Errorf("32 ranks x 2 channels on 64 processors: %d drivers a rank, want 1 (64 runners would fill every processor)", d)
+	}
+	if d := w.drivers(1, 64); d != 0 {
+		t.Errorf("32 ranks x 1 channel on 64 processors: %d drivers, want 0 (no fold)", d)
+	}
+	w = &world{n: 16}
+	if d := w.drivers(4, 64); d != 3 {
+		t.Errorf("16 ranks x 4 channels on 64 processors: %d drivers a rank, want 3 (48 runners)", d)
+	}
+	w = &world{n: 2}
+	if d := w.drivers(1, 2); d != 0 {
+		t.Errorf("2 ranks x 1 channel on 2 processors: %d drivers, want 0", d)
+	}
+	if d := w.drivers(2, 4); d != 0 {
+		t.Errorf("2 ranks x 2 channels on 4 processors: %d drivers, want 0 (small hosts keep every processor)", d)
+	}
+}
+
 // withFolding runs fn with folding on or off.
 func withFolding(on bool, fn func()) {
 	old := foldOff.Swap(!on)

@@ -142,9 +142,6 @@ func (c *Comm) launch(tasks []task) error {
 	}
 	pl.seq = c.enqueued
 	procs, runners, posts := c.w.freeProcs(), int(n), len(pl.work)
-	if xReserve && c.w.job == nil && procs >= 8 {
-		procs-- // one processor for the callers and the runtime
-	}
 	if d := c.w.drivers(int(n), procs); d > 0 {
 		// d runners per rank: those of channels 0 to d-1, whatever
 		// channels have work.

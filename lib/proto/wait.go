@@ -480,17 +480,10 @@ func (w *Waiter) waitKickPark(ready, parkReady func() bool, parking func(), kick
 	return w.park(parkReady, what, start)
 }
 
-// longSpin is a wait's SpinFor phase; it reports whether ready came. It
-// takes a spin slot (spinSlots) and gives up at once without one: the
-// processors the slots count are all spinning already, and the peer may
-// need one. A spin that runs out makes the next waits skip theirs (the
-// back-off); one that succeeds resets it.
+// longSpin is a wait's SpinFor phase; it reports whether ready came. A
+// spin that runs out makes the next waits skip theirs (the back-off); one
+// that succeeds resets it.
 func (w *Waiter) longSpin(ready func() bool, start time.Time) bool {
-	ok, counted := acquireSpin()
-	if !ok {
-		return false
-	}
-	defer releaseSpin(counted)
 	for i := 1; ; i++ {
 		if ready() {
 			w.spinPenalty = 0
@@ -505,7 +498,7 @@ func (w *Waiter) longSpin(ready func() bool, start time.Time) bool {
 }
 
 // Spin waits for ready by spinning alone, for SpinFor (nothing when it is
-// 0 or no spin slot is free), and reports whether ready came: a wait for the slowest of many
+// 0), and reports whether ready came: a wait for the slowest of many
 // peers (the one-shot's), where a miss is the rule with many ranks, not a
 // sign that the peer shares this processor, so unlike WaitKick it keeps
 // no back-off (which made every wait of 16 ranks on 16 cores yield and
@@ -516,11 +509,6 @@ func (w *Waiter) Spin(ready func() bool) bool {
 	if w.SpinFor <= 0 || w.Fold != nil {
 		return false
 	}
-	ok, counted := acquireSpin()
-	if !ok {
-		return false
-	}
-	defer releaseSpin(counted)
 	// The clock starts at the first 256 looks: a wait that ends sooner
 	// (the usual one) reads no clock at all, and SpinFor is not exact to
 	// a few hundred looks anyway.
