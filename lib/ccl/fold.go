@@ -30,22 +30,21 @@ import (
 // counters (job.remoteKick).
 
 // runnerProcs is the processors of procs that one process's channel
-// runners may fill before its plans fold: on hosts of 8 processors or more
-// (where waits spin long, see planSpin) all but one, left to whoever else
-// must run (the callers in Synchronize, idle channel goroutines on their
-// way to sleep, Go's runtime); a process of a world across processes
-// keeps one for its callers the same way (processFoldProcs). Measured on a
-// 64-core Xeon, 32 ranks of one process, allreduce (docs/PERFORMANCE.md
-// 5c): 2 channels a rank, 64 runners, took 14.7-19.3 ms at 128 KiB and
-// 24-48 ms at 512 KiB-2 MiB, spinning runners holding every processor
-// while the others waited for one (a Go trace of 25 operations: 9.2 s of
-// goroutine time runnable without a processor); folded onto one driver a
-// rank, 0.31-0.36 ms and 0.42-1.5 ms. Smaller hosts spin briefly and keep every processor.
+// runners may fill before its plans fold: all but one in 32, left to
+// whoever else must run (the callers in Synchronize, idle channel
+// goroutines on their way to sleep, Go's runtime, the OS). The more
+// runners spin, the likelier one of them is held up by something else and
+// stalls its ring. Measured on a 64-core Xeon VM, 32 ranks of one process,
+// allreduce (docs/PERFORMANCE.md 5c): 2 channels a rank, 64 runners on 64
+// processors, took 14.7-19.3 ms at 128 KiB and 24-48 ms at 512 KiB-2 MiB,
+// the spinning runners holding every processor while the others waited
+// for one (a Go trace of 25 operations: 9.2 s of goroutine time runnable
+// without a processor); folded onto one driver a rank, 0.31-0.36 ms and
+// 0.42-1.5 ms. On a 16-core Xeon, 8 ranks x 2 channels (16 runners) ran
+// 128 KiB-2 MiB in 33-325 us unfolded and 77-614 us folded: hosts under
+// 32 processors keep every one.
 func runnerProcs(procs int) int {
-	if procs >= 8 {
-		return procs - 1
-	}
-	return procs
+	return procs - procs/32
 }
 
 // foldDrivers is how many drivers each of n ranks runs a plan's nCh

@@ -55,37 +55,30 @@ func TestProcessFolding(t *testing.T) {
 	}
 }
 
-// TestRunnerProcsReserve: one process's plans fold one processor early on
-// hosts of 8 processors or more (32 ranks x 2 channels on 64 folds onto
-// one driver a rank), and exactly at the processors on smaller ones (2
-// ranks x 1 channel still fit the 2-core VM).
+// TestRunnerProcsReserve: one process's plans fold one processor in 32
+// early (32 ranks x 2 channels on 64 folds onto one driver a rank), and
+// exactly at the processors on hosts under 32 (8 ranks x 2 channels still
+// fit 16 cores, 2 ranks x 1 channel the 2-core VM).
 func TestRunnerProcsReserve(t *testing.T) {
 	for procs := 1; procs <= 256; procs++ {
-		want := procs
-		if procs >= 8 {
-			want = procs - 1
-		}
-		if got := runnerProcs(procs); got != want {
-			t.Fatalf("runnerProcs(%d) = %d, want %d", procs, got, want)
+		got := runnerProcs(procs)
+		if procs < 32 && got != procs || procs >= 32 && (got >= procs || got < procs-procs/32) {
+			t.Fatalf("runnerProcs(%d) = %d, want %d less one in 32", procs, got, procs)
 		}
 	}
-	w := &world{n: 32}
-	if d := w.drivers(2, 64); d != 1 {
-		t.Errorf("32 ranks x 2 channels on 64 processors: %d drivers a rank, want 1 (64 runners would fill every processor)", d)
-	}
-	if d := w.drivers(1, 64); d != 0 {
-		t.Errorf("32 ranks x 1 channel on 64 processors: %d drivers, want 0 (no fold)", d)
-	}
-	w = &world{n: 16}
-	if d := w.drivers(4, 64); d != 3 {
-		t.Errorf("16 ranks x 4 channels on 64 processors: %d drivers a rank, want 3 (48 runners)", d)
-	}
-	w = &world{n: 2}
-	if d := w.drivers(1, 2); d != 0 {
-		t.Errorf("2 ranks x 1 channel on 2 processors: %d drivers, want 0", d)
-	}
-	if d := w.drivers(2, 4); d != 0 {
-		t.Errorf("2 ranks x 2 channels on 4 processors: %d drivers, want 0 (small hosts keep every processor)", d)
+	for _, c := range []struct{ n, nCh, procs, want int }{
+		{32, 2, 64, 1}, // 64 runners would fill every processor
+		{32, 1, 64, 0}, // one channel: nothing to fold
+		{16, 4, 64, 3}, // 48 runners
+		{31, 2, 64, 0}, // 62 runners fit
+		{8, 2, 16, 0},  // 16 runners fit 16 cores
+		{2, 1, 2, 0},
+		{2, 2, 4, 0},
+	} {
+		w := &world{n: c.n}
+		if d := w.drivers(c.nCh, c.procs); d != c.want {
+			t.Errorf("%d ranks x %d channels on %d processors: %d drivers a rank, want %d", c.n, c.nCh, c.procs, d, c.want)
+		}
 	}
 }
 
