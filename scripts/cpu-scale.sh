@@ -23,6 +23,10 @@
 #        --max-time 200ms per size, -a 3; Open MPI's mpi_perf beside it (3
 #        reps). Records in OUT/scale/*.jsonl, mpi_perf's text in OUT/scale/,
 #        the tables by scripts/cpu-scale-summary.py --scale OUT/scale.
+#        SCALE_ITERS (50) and SCALE_WARMUP (20) set -n and -w (64 ranks at
+#        128 MiB take ~0.3 s an operation: 20 and 5 fit a 9-minute call
+#        better); DEADLINE (seconds from the start) skips the runs that
+#        would not fit, and the archive is written either way.
 # abscale: BIN/allreduce_perf_base beside BIN/allreduce_perf (a change measured
 #        side by side), PASSES (2) passes alternating, at SCALE_RANKS: -t N back
 #        to back and -z 2, and --np N back to back, 8 B..AB_MAX (2M) by 4,
@@ -42,6 +46,7 @@
 #
 # BIN holds CGO_ENABLED=0 builds of cmd/allreduce_perf and docs/data/peers/mpi_perf.c.
 set -u
+T0=$(date +%s)
 BIN=${BIN:?}; OUT=${OUT:-cpu-out}; mkdir -p "$OUT"
 STEPS=${*:-latency sweep}
 RANKS=${RANKS:-2 4 8 16}
@@ -129,15 +134,22 @@ if has scale; then
 	max=${SCALE_MAX:-128M}
 	for n in ${SCALE_RANKS:-2 4 8 16 32 48 64}; do
 		[ "$n" -le "$(nproc)" ] || continue
+		left=$((${DEADLINE:-100000} - ($(date +%s) - T0)))
+		[ "$left" -ge 30 ] || { log "scale n=$n: skipped, ${left}s left of DEADLINE"; continue; }
 		log "scale mpi n=$n"
-		timeout 200 $MPIRUN -np "$n" /tmp/mpi_perf allreduce 8 "$(numfmt --from=iec "$max")" 3 >"$OUT/scale/mpi_n$n.txt" 2>&1
+		timeout $((left < 200 ? left / 3 : 200)) $MPIRUN -np "$n" /tmp/mpi_perf allreduce 8 "$(numfmt --from=iec "$max")" 3 >"$OUT/scale/mpi_n$n.txt" 2>&1
 		for mode in t g np; do
 			case $mode in t) args=(-t "$n" -g 1) ;; g) args=(-t 1 -g "$n") ;; np) args=(--np "$n") ;; esac
 			for wait in b2b z2; do
 				z=()
 				[ $wait = z2 ] && z=(-z 2)
+				left=$((${DEADLINE:-100000} - ($(date +%s) - T0)))
+				if [ "$left" -lt 20 ]; then
+					log "scale gccl -$mode n=$n $wait: skipped, ${left}s left of DEADLINE"
+					continue
+				fi
 				log "scale gccl -$mode n=$n $wait"
-				timeout 300 "$BIN/allreduce_perf" "${args[@]}" "${z[@]}" -b 8 -e "$max" -f 4 -n 50 -w 20 -c 0 -a 3 \
+				timeout $((left < 300 ? left - 10 : 300)) "$BIN/allreduce_perf" "${args[@]}" "${z[@]}" -b 8 -e "$max" -f 4 -n "${SCALE_ITERS:-50}" -w "${SCALE_WARMUP:-20}" -c 0 -a 3 \
 					--precision 5% --max-time 200ms --out-of-place-only --out "$OUT/scale/gccl_${mode}_${wait}_n$n.jsonl" --force \
 					>"$OUT/scale/gccl_${mode}_${wait}_n$n.txt" 2>&1 || log "rc=$?"
 			done
