@@ -99,23 +99,26 @@ type Backend interface {
 // process, or this process's share of a job's ranks.
 type Embedded struct {
 	job *job // nil: every rank in this process
+	// cfg is the stack's configuration apart from what RunConfig sets:
+	// the GCCL_* variables perf read once (env.go) and --tuning-file
+	// (Options.stackConfig). The stack reads no variable itself.
+	cfg ccl.Config
 }
 
 func (Embedded) Name() string { return "embedded" }
 
 // Init starts n ranks for rc, which perf has resolved against the
-// environment (env.go): the variables that choose a configuration are
-// rc's; the others (tuning and model files, LL buffers, debug) come from
-// the environment as the stack reads it.
+// environment (env.go): the settings that choose a configuration are
+// rc's; the others (tuning and model files, LL buffers, debug, sockets)
+// are be.cfg's.
 func (be Embedded) Init(n int, rc RunConfig) ([]Comm, error) {
-	cfg, err := ccl.Config{}.FromEnv()
-	if err != nil {
-		return nil, err
-	}
+	cfg := be.cfg
 	cfg.Proto, cfg.Algo, cfg.NChannels, cfg.MaxNChannels = rc.Proto, rc.Algo, rc.NChannels, rc.MaxNChannels
 	cfg.BuffSize, cfg.Timeout, cfg.RanksPerHost = int(rc.BuffSize), rc.Timeout, rc.RanksPerHost
-	cfg.EnvResolved = true
-	var comms []*ccl.Comm
+	var (
+		comms []*ccl.Comm
+		err   error
+	)
 	if j := be.job; j != nil {
 		local := n / j.procs
 		ranks := make([]int, local)

@@ -348,14 +348,26 @@ func TestTuningFileFlag(t *testing.T) {
 	if err := os.WriteFile(table, []byte(rule), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(ccl.EnvTuningFile, "") // restored after the test: the flag sets it
+	// The environment's table (Simple) loses to the flag's, and the flag
+	// reaches the stack in its Config: the variable is left as it was.
+	other := dir + "/env.json"
+	if err := os.WriteFile(other, []byte(strings.Replace(rule, `"LL"`, `"Simple"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(ccl.EnvTuningFile, other)
 	out := dir + "/r.jsonl"
 	r := runPerf(t, AllReduce, args(tiny, []string{"-g", "2", "--tuning-file", table, "--out", out})...)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	if got := os.Getenv(ccl.EnvTuningFile); got != other {
+		t.Errorf("%s is %q after the run, want %q: perf must not set it", ccl.EnvTuningFile, got, other)
+	}
 	if !strings.Contains(r.stdout, "# Tuning file: "+table) {
 		t.Errorf("header does not name the tuning file\n%s", r.stdout)
+	}
+	if !strings.Contains(r.stdout, ccl.EnvTuningFile+"="+other+" in the environment is overridden by --tuning-file") {
+		t.Errorf("header does not say --tuning-file overrode %s\n%s", ccl.EnvTuningFile, r.stdout)
 	}
 	recs, err := results.ReadFile(out)
 	if err != nil || len(recs) == 0 {
@@ -364,6 +376,22 @@ func TestTuningFileFlag(t *testing.T) {
 	for _, rec := range recs {
 		if rec.ChosenBy != "table" || rec.ChosenProto != "LL" || rec.ChosenAlgo != "Ring" {
 			t.Fatalf("record chosen by %q: %s/%s, want the table's Ring/LL", rec.ChosenBy, rec.ChosenAlgo, rec.ChosenProto)
+		}
+		if rec.Env[ccl.EnvTuningFile] != table {
+			t.Fatalf("record env %v: want %s=%s, the table that ran", rec.Env, ccl.EnvTuningFile, table)
+		}
+	}
+	// Without the flag, the variable (read once by perf) steers the stack.
+	out = dir + "/env.jsonl"
+	if r := runPerf(t, AllReduce, args(tiny, []string{"-g", "2", "--out", out})...); r.code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if recs, err = results.ReadFile(out); err != nil || len(recs) == 0 {
+		t.Fatalf("records: %v (%d)", err, len(recs))
+	}
+	for _, rec := range recs {
+		if rec.ChosenBy != "table" || rec.ChosenProto != "Simple" || rec.ChosenAlgo != "Ring" || rec.Env[ccl.EnvTuningFile] != other {
+			t.Fatalf("record chosen by %q: %s/%s, env %v; want %s's Ring/Simple", rec.ChosenBy, rec.ChosenAlgo, rec.ChosenProto, rec.Env, ccl.EnvTuningFile)
 		}
 	}
 	r = runPerf(t, AllReduce, args(tiny, []string{"--tuning-file", dir + "/missing.json"})...)

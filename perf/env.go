@@ -18,7 +18,9 @@ import (
 // runs exactly as the flag says and its variable is ignored (with a note);
 // a variable no flag overrides applies to every configuration, which is
 // then labelled by what it forced. The stack is started with the resolved
-// configuration and EnvResolved, so nothing changes it behind the labels.
+// configuration (it reads no variable itself), so nothing changes it
+// behind the labels; the variables that do not choose a configuration
+// (LL buffers, debug, sockets) reach it the same way (stackConfig).
 
 // envSettings is what the environment asks for, as parsed by the stack.
 type envSettings struct {
@@ -73,7 +75,21 @@ func (o *Options) overriddenBy() map[string]string {
 	if o.ranksPerHostSet {
 		m[ccl.EnvRanksPerHost] = "--ranks-per-host"
 	}
+	if o.TuningFile != "" {
+		m[ccl.EnvTuningFile] = "--tuning-file"
+	}
 	return m
+}
+
+// stackConfig is the embedded stack's configuration before a RunConfig
+// sets the choice fields: every GCCL_* variable, read once (readEnv), and
+// the table --tuning-file names over GCCL_TUNING_FILE's.
+func (o *Options) stackConfig() ccl.Config {
+	cfg := o.env.cfg
+	if o.TuningFile != "" {
+		cfg.TuningFile = o.TuningFile
+	}
+	return cfg
 }
 
 // envNotes are the header's notes on the variables in force and the ones
@@ -103,11 +119,18 @@ func (o *Options) envNotes() []string {
 }
 
 // recordEnv is the environment a record carries: the recorded
-// variables in force, without those a flag overrode.
+// variables in force, without those a flag overrode; an embedded run's
+// --tuning-file is recorded as the variable it stands for.
 func (o *Options) recordEnv() map[string]string {
 	env := results.FilterEnv(os.Environ())
 	for k := range o.overriddenBy() {
 		delete(env, k)
+	}
+	if o.TuningFile != "" && o.Backend == "embedded" {
+		if env == nil {
+			env = map[string]string{}
+		}
+		env[ccl.EnvTuningFile] = o.TuningFile
 	}
 	if len(env) == 0 {
 		return nil

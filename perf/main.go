@@ -118,8 +118,9 @@ func run(t *Test, be Backend, args []string, stdout, stderr io.Writer) int {
 	default:
 		be = Embedded{job: j}
 	}
-	if o.TuningFile != "" && o.Backend == "embedded" {
-		os.Setenv(ccl.EnvTuningFile, o.TuningFile) // the stack reads it at Init
+	if eb, ok := be.(Embedded); ok { // a test's too: the stack reads no variable itself
+		eb.cfg = o.stackConfig()
+		be = eb
 	}
 	e := &engine{t: t, o: o, be: be, out: stdout, errw: stderr, started: time.Now(), env: o.recordEnv(), job: j, probeBytes: probeMax, intr: intr}
 	if j != nil && j.proc != 0 {

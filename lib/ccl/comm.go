@@ -361,13 +361,13 @@ type Comm struct {
 }
 
 // InitAll creates n communicators in this process, one per rank (the
-// analogue of ncclCommInitAll). cfg is overridden by GCCL_* variables
-// unless cfg.EnvResolved.
+// analogue of ncclCommInitAll), configured by cfg alone: GCCL_* variables
+// apply only when the caller asked for them (ConfigFromEnv, Config.FromEnv).
 func InitAll(n int, cfg Config) ([]*Comm, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("ccl: InitAll: %d ranks: want at least 1", n)
 	}
-	set, err := resolve(cfg)
+	set, err := cfg.validate()
 	if err != nil {
 		return nil, err
 	}
@@ -381,17 +381,6 @@ func InitAll(n int, cfg Config) ([]*Comm, error) {
 	w := newWorld(n, set, peers, usableProcs(runtime.GOMAXPROCS(0), cpuCount()), cpuset.CountCores(cpuset.CoreIDs(cpuset.Affinity())))
 	w.start(ranks, nil)
 	return w.comms, nil
-}
-
-// resolve applies the environment (unless cfg.EnvResolved) and validates.
-func resolve(cfg Config) (settings, error) {
-	if !cfg.EnvResolved {
-		var err error
-		if cfg, err = cfg.FromEnv(); err != nil {
-			return settings{}, err
-		}
-	}
-	return cfg.validate()
 }
 
 // NetSimpleBuffSize is the Simple FIFO size of a job across hosts unless

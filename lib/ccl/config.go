@@ -30,7 +30,10 @@ const autoLLBytes = 64 << 10
 const DefaultSimpleBuffSize = proto.DefaultSimpleBuffSize
 
 // Config configures a set of communicators. The zero value is "auto"
-// everywhere. Environment variables override it (see FromEnv).
+// everywhere. InitAll and InitRanks run exactly the Config they are given:
+// the library reads no GCCL_* variable behind its caller. A program that
+// wants NCCL-style configuration by the environment asks for it with
+// ConfigFromEnv or Config.FromEnv.
 type Config struct {
 	// Proto forces a protocol: "LL", "LL128", "Simple"; "" or "auto" lets the
 	// stack choose per operation.
@@ -87,12 +90,6 @@ type Config struct {
 	// DebugWriter receives the debug lines; nil means os.Stderr.
 	DebugWriter io.Writer
 
-	// EnvResolved says the caller has already read the GCCL_* variables
-	// (FromEnv) and resolved them against its own settings, so InitAll
-	// applies none on top. The perf binaries set it: their flags beat the
-	// environment, and their records say what ran.
-	EnvResolved bool
-
 	// Test hooks: where FIFO step counters start, and the LL flag space.
 	FifoOptions proto.FifoOptions
 }
@@ -101,7 +98,8 @@ type Config struct {
 // nothing sets it: one per processor, at most 4.
 func DefaultMaxNChannels() int { return min(runtime.GOMAXPROCS(0), 4) }
 
-// Env variables read by FromEnv.
+// Env variables read by FromEnv (and, for the job across processes, the
+// ones multiproc.go names).
 const (
 	EnvProto         = "GCCL_PROTO"
 	EnvAlgo          = "GCCL_ALGO"
@@ -133,10 +131,17 @@ const (
 // its results by configuration must apply or refuse each of them.
 var ChoiceEnv = []string{EnvProto, EnvAlgo, EnvNChannels, EnvMaxNChannels, EnvBuffSize, EnvTuningFile, EnvModelFile}
 
-// FromEnv returns c with every GCCL_* variable that is set applied on top.
-// An invalid value is an error naming the variable, the value and what is
-// valid.
+// FromEnv returns c with every GCCL_* variable that is set applied on top:
+// NCCL's behaviour, where the environment configures the library, for the
+// programs that want it. The library never calls it on its own: a caller
+// whose settings should beat the environment (the perf binaries' flags)
+// calls it first and overrides the result, or leaves it out. An invalid
+// value is an error naming the variable, the value and what is valid.
 func (c Config) FromEnv() (Config, error) { return c.FromLookup(os.LookupEnv) }
+
+// ConfigFromEnv is Config{}.FromEnv(): the configuration the GCCL_*
+// variables ask for, everything else automatic.
+func ConfigFromEnv() (Config, error) { return Config{}.FromEnv() }
 
 // FromLookup is FromEnv over any lookup (os.LookupEnv, or a test's map).
 func (c Config) FromLookup(lookup func(string) (string, bool)) (Config, error) {

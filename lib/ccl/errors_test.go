@@ -104,29 +104,50 @@ func TestEnvOverrides(t *testing.T) {
 	}
 }
 
-// With EnvResolved, InitAll applies no variable: the caller's values run.
-func TestEnvResolvedIgnoresEnvironment(t *testing.T) {
+// InitAll runs the Config it is given: GCCL_ALGO and GCCL_PROTO, set to
+// forced values (or to an invalid one), change nothing unless the caller
+// asks for the environment (ConfigFromEnv, Config.FromEnv), which then
+// applies them over the Config's fields, as NCCL's variables do.
+func TestInitIgnoresEnvironment(t *testing.T) {
 	t.Setenv(EnvProto, "LL")
-	t.Setenv(EnvAlgo, "Butterfly") // invalid: read, it would fail InitAll
-	comms, err := InitAll(2, Config{Proto: "Simple", Algo: "Ring", EnvResolved: true})
+	t.Setenv(EnvAlgo, "Tree")
+	allReduce := func(cfg Config) Choice {
+		t.Helper()
+		comms := initT(t, 2, cfg)
+		perRank(comms, func(c *Comm) {
+			buf := make([]byte, 4096)
+			must(t, c.AllReduce(buf, buf, 1024, Float32, Sum))
+			must(t, c.Synchronize())
+		})
+		return comms[0].LastChoice()
+	}
+	if ch := allReduce(Config{Proto: "Simple", Algo: "Ring"}); ch.Proto != "Simple" || ch.Algo != "Ring" {
+		t.Errorf("Config Ring/Simple ran %s/%s: the environment must not override the caller", ch.Algo, ch.Proto)
+	}
+	if ch := allReduce(Config{}); strings.Contains(ch.Source, "forced") {
+		t.Errorf("Config{} ran %s/%s chosen by %q: the environment must not force it", ch.Algo, ch.Proto, ch.Source)
+	}
+	cfg, err := ConfigFromEnv()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
-		for _, c := range comms {
-			c.Destroy()
-		}
-	}()
-	perRank(comms, func(c *Comm) {
-		buf := make([]byte, 4096)
-		must(t, c.AllReduce(buf, buf, 1024, Float32, Sum))
-		must(t, c.Synchronize())
-	})
-	if ch := comms[0].LastChoice(); ch.Proto != "Simple" || ch.Algo != "Ring" {
-		t.Errorf("ran %s/%s, want Ring/Simple as configured", ch.Algo, ch.Proto)
+	if ch := allReduce(cfg); ch.Proto != "LL" || ch.Algo != "Tree" || !strings.HasPrefix(ch.Source, "forced") {
+		t.Errorf("ConfigFromEnv ran %s/%s chosen by %q, want Tree/LL forced by the environment", ch.Algo, ch.Proto, ch.Source)
 	}
-	if _, err := InitAll(2, Config{}); err == nil || !strings.Contains(err.Error(), EnvAlgo) {
-		t.Errorf("without EnvResolved the invalid %s must fail InitAll: %v", EnvAlgo, err)
+	if c, err := (Config{Proto: "Simple", Algo: "Ring", NChannels: 2}).FromEnv(); err != nil || c.Proto != "LL" || c.Algo != "Tree" || c.NChannels != 2 {
+		t.Errorf("FromEnv over Ring/Simple/2 channels: %+v, %v; want the variables over the fields, the rest kept", c, err)
+	}
+
+	t.Setenv(EnvAlgo, "Butterfly") // invalid: read, it fails
+	comms, err := InitAll(2, Config{Proto: "Simple", Algo: "Ring"})
+	if err != nil {
+		t.Fatalf("InitAll read the invalid %s from the environment: %v", EnvAlgo, err)
+	}
+	for _, c := range comms {
+		c.Destroy()
+	}
+	if _, err := ConfigFromEnv(); err == nil || !strings.Contains(err.Error(), EnvAlgo) {
+		t.Errorf("ConfigFromEnv with the invalid %s: %v, want an error naming it", EnvAlgo, err)
 	}
 }
 

@@ -146,6 +146,7 @@ func InitRank(nranks int, id UniqueID, rank int, cfg Config) (*Comm, error) {
 // process (NCCL's InitRank calls inside a group; nccl-tests' -g per
 // process), in the order of ranks. Ranks of this process connect through
 // its memory, ranks of other processes on this host through shared memory.
+// As InitAll, it runs cfg as given and reads no GCCL_* variable into it.
 func InitRanks(nranks int, id UniqueID, ranks []int, cfg Config) ([]*Comm, error) {
 	if nranks < 1 {
 		return nil, fmt.Errorf("ccl: InitRanks: %d ranks: want at least 1", nranks)
@@ -167,7 +168,7 @@ func InitRanks(nranks int, id UniqueID, ranks []int, cfg Config) ([]*Comm, error
 	if err != nil {
 		return nil, fmt.Errorf("ccl: InitRanks: %w", err)
 	}
-	set, err := resolve(cfg)
+	set, err := cfg.validate()
 	if err != nil {
 		return nil, err
 	}

@@ -295,6 +295,17 @@ func hostCells(first, maxCh int) []mpCell {
 	return append(cells, mpCell{Sample: k + 1, Colls: []Coll{CollAllReduce, CollAllGather}})
 }
 
+// childInitRanks is InitRanks in a child of a job: the parent hands some
+// settings down as GCCL_* variables (GCCL_NSOCKS, ...), which the child
+// applies over cfg as a program that wants NCCL-style configuration does.
+func childInitRanks(nranks int, id UniqueID, ranks []int, cfg Config) ([]*Comm, error) {
+	cfg, err := cfg.FromEnv()
+	if err != nil {
+		return nil, err
+	}
+	return InitRanks(nranks, id, ranks, cfg)
+}
+
 // TestMultiProcChild is a process of a job when mpEnv is set.
 func TestMultiProcChild(t *testing.T) {
 	spec := os.Getenv(mpEnv)
@@ -321,7 +332,7 @@ func TestMultiProcChild(t *testing.T) {
 		cfg := smallBuffers
 		cfg.Proto, cfg.Algo, cfg.NChannels, cfg.RanksPerHost = cell.Proto, cell.Algo, cell.NCh, cell.PerHost
 		cfg.Timeout = 60 * time.Second
-		comms, err := InitRanks(job.NRanks, ids[i], job.Ranks, cfg)
+		comms, err := childInitRanks(job.NRanks, ids[i], job.Ranks, cfg)
 		if err != nil {
 			t.Fatalf("cell %d (%+v): %v", i, cell, err)
 		}
@@ -368,7 +379,7 @@ func mpScenario(t *testing.T, job mpJob, ids []UniqueID) {
 		// others must fail naming it, well within the timeout, and leave
 		// no goroutine behind once their communicators are destroyed.
 		before := runtime.NumGoroutine()
-		comms, err := InitRanks(job.NRanks, id, job.Ranks, cfg)
+		comms, err := childInitRanks(job.NRanks, id, job.Ranks, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -399,7 +410,7 @@ func mpScenario(t *testing.T, job mpJob, ids []UniqueID) {
 		// kills a host once every process said READY); the error is the
 		// RESULT line and the exit is non-zero, as a job's would be.
 		cfg.Timeout = job.Timeout
-		comms, err := InitRanks(job.NRanks, id, job.Ranks, cfg)
+		comms, err := childInitRanks(job.NRanks, id, job.Ranks, cfg)
 		if err != nil {
 			fmt.Printf("RESULT %v\n", err)
 			os.Exit(3)
@@ -438,7 +449,7 @@ func mpScenario(t *testing.T, job mpJob, ids []UniqueID) {
 		for k, algo := range []string{"Ring", "Tree"} {
 			for j, pr := range []string{"LL", "Simple"} {
 				cfg := Config{Algo: algo, Proto: pr, NChannels: 2, Timeout: 900 * time.Millisecond}
-				comms, err := InitRanks(job.NRanks, ids[2*k+j], job.Ranks, cfg)
+				comms, err := childInitRanks(job.NRanks, ids[2*k+j], job.Ranks, cfg)
 				if err != nil {
 					fmt.Printf("RESULT %s/%s: %v\n", algo, pr, err)
 					return
@@ -503,7 +514,7 @@ func mpScenario(t *testing.T, job mpJob, ids []UniqueID) {
 		// proxy writes the steps posted by reference straight from that
 		// buffer: Synchronize must wait until the proxy has written them,
 		// or rank 1 receives the overwrite.
-		comms, err := InitRanks(job.NRanks, id, job.Ranks, Config{Proto: "Simple", NChannels: 1, Timeout: 30 * time.Second})
+		comms, err := childInitRanks(job.NRanks, id, job.Ranks, Config{Proto: "Simple", NChannels: 1, Timeout: 30 * time.Second})
 		if err != nil {
 			fmt.Printf("RESULT %v\n", err)
 			return
@@ -553,7 +564,7 @@ func mpScenario(t *testing.T, job mpJob, ids []UniqueID) {
 		fmt.Println("RESULT ok")
 	case "absent":
 		// The job says more ranks than processes start: InitRanks fails.
-		_, err := InitRanks(job.NRanks+1, id, job.Ranks, Config{Timeout: 2 * time.Second})
+		_, err := childInitRanks(job.NRanks+1, id, job.Ranks, Config{Timeout: 2 * time.Second})
 		fmt.Printf("RESULT %v\n", err)
 	default:
 		t.Fatalf("unknown scenario %q", job.Scenario)

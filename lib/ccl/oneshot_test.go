@@ -236,7 +236,7 @@ func TestOneShotMixedWithRing(t *testing.T) {
 // TestOneShotNeedsLL: forcing OneShot with another protocol is an error
 // naming both, from Config and from Force.
 func TestOneShotNeedsLL(t *testing.T) {
-	_, err := InitAll(2, Config{Algo: "OneShot", Proto: "Simple", EnvResolved: true})
+	_, err := InitAll(2, Config{Algo: "OneShot", Proto: "Simple"})
 	if err == nil || !strings.Contains(err.Error(), "OneShot runs on LL only") {
 		t.Fatalf("InitAll: got %v, want an error saying OneShot runs on LL only", err)
 	}

@@ -141,10 +141,22 @@ func TestTuningFileErrors(t *testing.T) {
 			}
 		}
 	}
-	// The environment variable reaches the same loader.
+	// The environment variable, applied by the caller, reaches the same
+	// loader; InitAll alone does not read it.
 	t.Setenv(EnvTuningFile, filepath.Join(dir, "missing.json"))
-	if _, err := InitAll(2, Config{}); err == nil || !strings.Contains(err.Error(), "missing.json") {
+	cfg, err := ConfigFromEnv()
+	if err != nil || cfg.TuningFile != filepath.Join(dir, "missing.json") {
+		t.Fatalf("ConfigFromEnv: TuningFile %q, %v; want the variable's path", cfg.TuningFile, err)
+	}
+	if _, err := InitAll(2, cfg); err == nil || !strings.Contains(err.Error(), "missing.json") {
 		t.Errorf("GCCL_TUNING_FILE: want an error naming the missing file, got %v", err)
+	}
+	comms, err := InitAll(2, Config{})
+	if err != nil {
+		t.Fatalf("InitAll(Config{}) read GCCL_TUNING_FILE: %v", err)
+	}
+	for _, c := range comms {
+		c.Destroy()
 	}
 }
 

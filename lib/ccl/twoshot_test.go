@@ -124,7 +124,7 @@ func TestTwoShotOnlyAllReduce(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "allgather has no TwoShot algorithm") || !strings.Contains(err.Error(), "Ring, OneShot") {
 		t.Fatalf("AllGather with TwoShot: got %v, want an error naming Ring, OneShot", err)
 	}
-	if _, err := InitAll(2, Config{Algo: "TwoShot", Proto: "LL128", EnvResolved: true}); err == nil || !strings.Contains(err.Error(), "TwoShot runs on LL only") {
+	if _, err := InitAll(2, Config{Algo: "TwoShot", Proto: "LL128"}); err == nil || !strings.Contains(err.Error(), "TwoShot runs on LL only") {
 		t.Fatalf("InitAll TwoShot/LL128: got %v, want an error saying TwoShot runs on LL only", err)
 	}
 }

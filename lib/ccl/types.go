@@ -95,7 +95,7 @@ type Choice struct {
 	Bytes     int64  // bytes per rank the choice was made for
 	NHosts    int    // hosts the ranks are grouped into
 	BuffSize  int    // the FIFO bytes of Proto it ran with
-	// Source says who decided: "forced" (Config or GCCL_* variables),
+	// Source says who decided: "forced" (the Config, or Force),
 	// "table" (a tuning-table rule), "model" (the cost model), or a mix
 	// such as "forced+model" when only some fields were forced.
 	Source string
