@@ -2,8 +2,6 @@ package ci
 
 import (
 	"fmt"
-	"math"
-	"slices"
 
 	"github.com/gccl/gccl/results"
 )
@@ -11,7 +9,7 @@ import (
 // maxIterSamples bounds the per-iteration samples one record contributes: a
 // record's samples are thinned to this many evenly spaced order statistics,
 // so every run weighs the same when runs are pooled, and a baseline file
-// stays small (see Thin).
+// stays small (see results.Thin).
 const maxIterSamples = 100
 
 // A run is what one record says about one key, in the compared metric
@@ -25,7 +23,7 @@ type run struct {
 // runOf converts a record to the metric. ok is false when the record cannot
 // give the metric (no time, or no bandwidth for busbw: a 0-byte size).
 func runOf(r results.Record, m Metric, n Normalization) (run, bool) {
-	times := Thin(r.IterTimesUs, maxIterSamples)
+	times := results.Thin(r.IterTimesUs, maxIterSamples)
 	center := r.TimeUs
 	switch {
 	case r.MedianUs > 0:
@@ -80,27 +78,6 @@ func runOf(r results.Record, m Metric, n Normalization) (run, bool) {
 	}
 	out.ref = r.RefCopyGBps
 	return out, true
-}
-
-// Thin returns at most n evenly spaced order statistics of v (the
-// (i+0.5)/n quantiles), sorted; v itself sorted when it has no more than n
-// values. v is not modified. Non-positive and non-finite values are dropped.
-func Thin(v []float64, n int) []float64 {
-	s := make([]float64, 0, len(v))
-	for _, x := range v {
-		if x > 0 && !math.IsInf(x, 0) {
-			s = append(s, x)
-		}
-	}
-	slices.Sort(s)
-	if n <= 0 || len(s) <= n {
-		return s
-	}
-	out := make([]float64, n)
-	for i := range out {
-		out[i] = s[(2*i+1)*len(s)/(2*n)]
-	}
-	return out
 }
 
 // side is every run of one key on one side.

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gccl/gccl/lib/ccl"
+	"github.com/gccl/gccl/internal/size"
 	"github.com/gccl/gccl/results"
 )
 
@@ -137,7 +137,7 @@ func parseSize(s string, def int64) (int64, error) {
 			break
 		}
 	}
-	return ccl.ParseSize(t)
+	return size.Parse(t)
 }
 
 // ParseSize reads a size as the gate's flags take it: "1K", "64KB", "8B".

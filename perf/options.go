@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/gccl/gccl/internal/size"
 	"github.com/gccl/gccl/lib/ccl"
 	"github.com/gccl/gccl/lib/exact"
 	"github.com/gccl/gccl/lib/proto"
@@ -411,7 +412,7 @@ func (o *Options) validateNCCL() error {
 }
 
 func parseSizeFlag(name, v string) (int64, error) {
-	n, err := parseSize(v)
+	n, err := size.Parse(v)
 	if err != nil {
 		return 0, usagef("invalid size specified for '%s': %q: want a number of bytes with an optional K, M or G suffix (e.g. 8, 1.5K, 64M)", name, v)
 	}
@@ -423,7 +424,7 @@ func parseSizeFlag(name, v string) (int64, error) {
 func parseSizeList(v string) ([]int64, error) {
 	var out []int64
 	for _, f := range strings.Split(v, ",") {
-		n, err := parseSize(strings.TrimSpace(f))
+		n, err := size.Parse(strings.TrimSpace(f))
 		if err != nil {
 			return nil, usagef("invalid --sizes %q: %q is not a size; want sizes in bytes with an optional K, M or G suffix, comma-separated (e.g. 12,3K,1.5M)", v, strings.TrimSpace(f))
 		}
@@ -585,7 +586,7 @@ func parseBuffSizes(s string) ([]int64, error) {
 	}
 	var out []int64
 	for _, f := range strings.Split(s, ",") {
-		n, err := parseSize(f)
+		n, err := size.Parse(f)
 		if err != nil || n <= 0 {
 			return nil, usagef("invalid --buffsize %q: want sizes such as 1M,4M", f)
 		}
@@ -609,9 +610,6 @@ func isTerminal(w io.Writer) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
-
-// parseSize reads a size flag's value (see ccl.ParseSize).
-func parseSize(s string) (int64, error) { return ccl.ParseSize(s) }
 
 // fitAlgos checks the --algo list against the collective: Tree and
 // TwoShot run only allreduce. "all" keeps the algorithms the collective

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/gccl/gccl/ci"
 	"github.com/gccl/gccl/plots"
 	"github.com/gccl/gccl/results"
 )
@@ -47,7 +46,7 @@ func (e *engine) keepForPlot(r results.Record) {
 	if e.o.Plot == "" {
 		return
 	}
-	r.IterTimesUs = ci.Thin(r.IterTimesUs, plotIterSamples)
+	r.IterTimesUs = results.Thin(r.IterTimesUs, plotIterSamples)
 	e.plotRecs = append(e.plotRecs, r)
 }
 

@@ -11,7 +11,6 @@ import (
 	"github.com/montanaflynn/stats"
 
 	"github.com/gccl/gccl/results"
-	"github.com/gccl/gccl/tuner"
 )
 
 // Metric is what a curve plots against message size.
@@ -135,10 +134,6 @@ type Curve struct {
 	// the curves of a figure (see setLabels).
 	Label  string
 	Points []Point
-	// Key is the tuner key of the curve's records and KeyOK says they
-	// all have that one key: only then can a fitted model be matched.
-	Key   tuner.Key
-	KeyOK bool
 	// BusFactor is busBW/algBW of the collective on these ranks (2(n-1)/n
 	// for allreduce), read off the records; 0 when none says.
 	BusFactor float64
@@ -148,7 +143,7 @@ type Curve struct {
 	// of one BuildCurves.
 	Spread SpreadKind
 
-	recs []results.Record // the records pooled, for the gate's comparison
+	recs []results.Record // the records pooled: for the gate's comparison, and to find a curve's model
 }
 
 // ID is the curve's group as one string (for matching across sets).
@@ -200,7 +195,6 @@ func BuildCurves(recs []results.Record, o CurveOptions) ([]Curve, error) {
 		ys     map[int64][]float64
 		us     map[int64][]float64
 		spread map[int64]*spreadAcc
-		keys   map[tuner.Key]bool
 		bf     float64 // busbw/algbw of the record with the largest algbw
 		bfAlg  float64
 		refSum float64
@@ -228,7 +222,7 @@ func BuildCurves(recs []results.Record, o CurveOptions) ([]Curve, error) {
 		a := groups[id]
 		if a == nil {
 			a = &acc{c: Curve{Group: g, Spread: kind}, ys: map[int64][]float64{}, us: map[int64][]float64{},
-				spread: map[int64]*spreadAcc{}, keys: map[tuner.Key]bool{}}
+				spread: map[int64]*spreadAcc{}}
 			groups[id] = a
 			order = append(order, id)
 		}
@@ -243,7 +237,6 @@ func BuildCurves(recs []results.Record, o CurveOptions) ([]Curve, error) {
 		if us, ok := Time.value(r, o.Median); ok {
 			a.us[r.Size] = append(a.us[r.Size], us)
 		}
-		a.keys[tuner.KeyOf(r)] = true
 		if r.AlgBw > a.bfAlg && r.BusBw > 0 {
 			a.bf, a.bfAlg = r.BusBw/r.AlgBw, r.AlgBw
 		}
@@ -277,11 +270,6 @@ func BuildCurves(recs []results.Record, o CurveOptions) ([]Curve, error) {
 			a.c.Points = append(a.c.Points, p)
 		}
 		sort.Slice(a.c.Points, func(i, j int) bool { return a.c.Points[i].Bytes < a.c.Points[j].Bytes })
-		if len(a.keys) == 1 {
-			for k := range a.keys {
-				a.c.Key, a.c.KeyOK = k, true
-			}
-		}
 		a.c.BusFactor = a.bf
 		if a.refN > 0 {
 			a.c.RefCopy = a.refSum / float64(a.refN)

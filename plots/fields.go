@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gccl/gccl/lib/tuning"
 	"github.com/gccl/gccl/results"
-	"github.com/gccl/gccl/tuner"
 )
 
 // Field is a record attribute that curves are grouped by (--by) and
@@ -54,9 +54,9 @@ var fields = []fieldDef{
 		value: func(r results.Record) string { return strconv.Itoa(max(r.NHosts, 1)) },
 		label: func(v string) string { return plural(v, "host") }},
 	{name: FieldAlgo, aliases: []string{"algorithm"}, config: true,
-		value: func(r results.Record) string { return tuner.KeyOf(r).Algo }, label: same},
+		value: func(r results.Record) string { a, _ := recordedChoice(r); return a }, label: same},
 	{name: FieldProto, aliases: []string{"protocol"}, config: true,
-		value: func(r results.Record) string { return tuner.KeyOf(r).Proto }, label: same},
+		value: func(r results.Record) string { _, p := recordedChoice(r); return p }, label: same},
 	{name: FieldNCh, aliases: []string{"channels", "nchannels"}, config: true, numeric: true,
 		value: func(r results.Record) string {
 			if r.Channels <= 0 {
@@ -79,7 +79,7 @@ var fields = []fieldDef{
 		},
 		label: func(v string) string {
 			if v == "auto" {
-				return "" // the default buffer goes unsaid, as in tuner.Key.Config
+				return "" // the default buffer goes unsaid, as in the tuner's configuration names
 			}
 			n, _ := strconv.ParseInt(v, 10, 64)
 			return "buff=" + results.SizeLabel(n)
@@ -105,6 +105,13 @@ var fields = []fieldDef{
 	{name: FieldRoot, numeric: true, value: func(r results.Record) string { return strconv.Itoa(r.Root) },
 		label: func(v string) string { return "root " + v }},
 	{name: FieldPlacement, value: func(r results.Record) string { return r.Placement }, label: same},
+}
+
+// recordedChoice is the algorithm and protocol r's run forced, named as
+// the tuner names them (canonical; Ring for a protocol-only run of a
+// collective that has Ring alone).
+func recordedChoice(r results.Record) (algo, proto string) {
+	return tuning.RecordedChoice(r.Collective, r.Algorithm, r.Protocol, r.ChosenAlgo)
 }
 
 func plural(v, unit string) string {

@@ -4,24 +4,33 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/gccl/gccl/tuner"
+	"github.com/gccl/gccl/results"
 )
 
 // fitPerOctave is how densely a fitted model is sampled along the size
 // axis: enough for the curve to look smooth through a segment break.
 const fitPerOctave = 8
 
+// Model is a fitted time model (tune fit's): the time in us it predicts
+// for an operation of bytes.
+type Model func(bytes int64) float64
+
+// ModelOf finds the fitted model of a curve from the curve's records (the
+// caller matches them to its models: plots does not fit), or says why the
+// curve has none drawn.
+type ModelOf func(recs []results.Record) (Model, error)
+
 // FitPoints samples fitted model f over curve c's sizes in the curve's
 // metric: the model's time, or the bandwidth it implies (algBW =
 // bytes/time; busBW = algBW times the curve's bus factor; normalised by
 // the curve's copy bandwidth). The samples are perOctave per octave, plus
 // both ends.
-func FitPoints(f tuner.Fit, c Curve, m Metric, perOctave int) ([]Point, error) {
+func FitPoints(f Model, c Curve, m Metric, perOctave int) ([]Point, error) {
 	if len(c.Points) == 0 {
 		return nil, fmt.Errorf("%s: no points", c.Label)
 	}
-	if len(f.Segments) == 0 {
-		return nil, fmt.Errorf("%s: the model has no segments", c.Label)
+	if f == nil {
+		return nil, fmt.Errorf("%s: no model", c.Label)
 	}
 	switch {
 	case (m == BusBW || m == BusBWNorm) && c.BusFactor <= 0:
@@ -44,7 +53,7 @@ func FitPoints(f tuner.Fit, c Curve, m Metric, perOctave int) ([]Point, error) {
 			continue
 		}
 		last = b
-		us := f.Predict(b)
+		us := f(b)
 		if !(us > 0) {
 			continue
 		}
@@ -70,23 +79,15 @@ func metricOfTime(m Metric, bytes int64, us float64, c Curve) float64 {
 	return alg * c.BusFactor
 }
 
-// MatchFits finds the fit of every curve: by the curve's key, when all of
-// its records share one. The curves with no fit come back as warnings.
-func MatchFits(curves []Curve, fits []tuner.Fit) (map[int]tuner.Fit, []string) {
-	byKey := make(map[tuner.Key]tuner.Fit, len(fits))
-	for _, f := range fits {
-		byKey[f.Key] = f
-	}
-	out := map[int]tuner.Fit{}
+// curveModels finds the model of every curve with modelOf; the curves
+// with none come back as warnings, each named by its label.
+func curveModels(curves []Curve, modelOf ModelOf) (map[int]Model, []string) {
+	out := map[int]Model{}
 	var warns []string
 	for i, c := range curves {
-		if !c.KeyOK {
-			warns = append(warns, fmt.Sprintf("%s: no model drawn (its records are of several configurations; group by coll,ranks,hosts,algo,proto,nch,buff)", c.Label))
-			continue
-		}
-		f, ok := byKey[c.Key]
-		if !ok {
-			warns = append(warns, fmt.Sprintf("%s: no model in the models file for %s %s", c.Label, c.Key.Shape, c.Key.Config()))
+		f, err := modelOf(c.recs)
+		if err != nil {
+			warns = append(warns, fmt.Sprintf("%s: %v", c.Label, err))
 			continue
 		}
 		out[i] = f

@@ -1,12 +1,12 @@
 package plots
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/gccl/gccl/results"
-	"github.com/gccl/gccl/tuner"
 )
 
 // A fitted model in every metric: its time, bytes over time, times the
@@ -23,7 +23,13 @@ func TestFitPoints(t *testing.T) {
 	if c.BusFactor != 1.5 || c.RefCopy != 4 {
 		t.Fatalf("bus factor %v, copy %v", c.BusFactor, c.RefCopy)
 	}
-	f := tuner.Fit{Key: c.Key, Segments: []tuner.Segment{{FromBytes: 0, AlphaUs: 2, BetaGBs: 1}, {FromBytes: 2048, AlphaUs: 4, BetaGBs: 2}}}
+	// Two alpha-beta segments: 2 us + 1 GB/s, then from 2 KiB 4 us + 2 GB/s.
+	f := Model(func(b int64) float64 {
+		if b < 2048 {
+			return 2 + float64(b)/1e3
+		}
+		return 4 + float64(b)/2e3
+	})
 	for _, m := range []Metric{Time, AlgBW, BusBW, BusBWNorm} {
 		ps, err := FitPoints(f, c, m, 4)
 		if err != nil {
@@ -33,7 +39,7 @@ func TestFitPoints(t *testing.T) {
 			t.Errorf("%v: %d points from %d to %d, want 9 from 1K to 4K", m, len(ps), ps[0].Bytes, ps[len(ps)-1].Bytes)
 		}
 		for _, p := range ps {
-			us := f.Predict(p.Bytes)
+			us := f(p.Bytes)
 			want := map[Metric]float64{Time: us, AlgBW: float64(p.Bytes) / us / 1e3,
 				BusBW: 1.5 * float64(p.Bytes) / us / 1e3, BusBWNorm: 1.5 * float64(p.Bytes) / us / 1e3 / 4}[m]
 			if math.Abs(p.Y-want) > 1e-12*want {
@@ -52,22 +58,30 @@ func TestFitPoints(t *testing.T) {
 	if _, err := FitPoints(f, noBus, BusBW, 4); err == nil || !strings.Contains(err.Error(), "busBW/algBW") {
 		t.Errorf("no bus factor: %v", err)
 	}
-	if _, err := FitPoints(tuner.Fit{}, c, Time, 4); err == nil {
-		t.Error("a fit without segments drew points")
+	if _, err := FitPoints(nil, c, Time, 4); err == nil {
+		t.Error("no model drew points")
 	}
 }
 
-func TestMatchFits(t *testing.T) {
+// The caller's ModelOf is asked once per curve, with the curve's records;
+// the curves it finds no model for come back as warnings with their labels.
+func TestCurveModels(t *testing.T) {
 	recs := append(sweep(pow2s(3, 4), 1, cfg("Ring", "LL", 1)), sweep(pow2s(3, 4), 1, cfg("Ring", "Simple", 1))...)
 	cs, _ := BuildCurves(recs, CurveOptions{})
-	ll := tuner.Fit{Key: cs[0].Key, Segments: []tuner.Segment{{AlphaUs: 1, BetaGBs: 1}}}
-	got, warns := MatchFits(cs, []tuner.Fit{ll})
-	if len(got) != 1 || got[0].Key != ll.Key || len(warns) != 1 || !strings.Contains(warns[0], "Simple") {
-		t.Errorf("matched %v, warnings %q", got, warns)
+	ll := Model(func(int64) float64 { return 1 })
+	var asked [][]results.Record
+	modelOf := func(rs []results.Record) (Model, error) {
+		asked = append(asked, rs)
+		if rs[0].Protocol != "LL" {
+			return nil, errors.New("no model in the models file")
+		}
+		return ll, nil
 	}
-	merged, _ := BuildCurves(recs, CurveOptions{By: []Field{FieldColl}})
-	got, warns = MatchFits(merged, []tuner.Fit{ll})
-	if len(got) != 0 || len(warns) != 1 || !strings.Contains(warns[0], "several configurations") {
-		t.Errorf("merged curve: matched %v, warnings %q", got, warns)
+	got, warns := curveModels(cs, modelOf)
+	if len(asked) != 2 || len(asked[0]) != 2 || asked[0][0].Protocol != "LL" || asked[1][0].Protocol != "Simple" {
+		t.Errorf("asked for %v", asked)
+	}
+	if len(got) != 1 || got[0] == nil || len(warns) != 1 || warns[0] != "Simple: no model in the models file" {
+		t.Errorf("matched %d, warnings %q", len(got), warns)
 	}
 }

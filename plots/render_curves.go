@@ -13,15 +13,14 @@ import (
 
 	"github.com/gccl/gccl/ci"
 	"github.com/gccl/gccl/results"
-	"github.com/gccl/gccl/tuner"
 )
 
 // Options choose what a curves or comparison figure shows.
 type Options struct {
 	CurveOptions
-	// Fits are fitted models (tune fit) drawn dashed over the curves they
-	// match by key.
-	Fits []tuner.Fit
+	// Models finds the fitted model (tune fit's) of each curve, drawn
+	// dashed over it; nil draws none.
+	Models ModelOf
 	// Thresholds are the regression gate's thresholds, by size band, that
 	// a comparison's ratio panel shades around 1 (nil: DefaultThreshold
 	// at every size), as tune gate --threshold takes them.
@@ -34,8 +33,8 @@ type Options struct {
 const DefaultThreshold = 0.05
 
 // CurvesFigure draws the metric of every configuration in recs against
-// message size, one curve per group, with o.Fits overlaid and the
-// iterations' spread shaded where the records hold it. More curves than
+// message size, one curve per group, with the models o.Models finds
+// overlaid and the iterations' spread shaded where the records hold it. More curves than
 // a panel takes are split into panels (PlanFacets) on shared axes.
 func CurvesFigure(recs []results.Record, o Options) (*Figure, error) {
 	curves, err := BuildCurves(recs, o.CurveOptions)
@@ -46,9 +45,9 @@ func CurvesFigure(recs []results.Record, o Options) (*Figure, error) {
 	if fig.Title == "" {
 		fig.Title = o.Metric.Name() + ": " + Title(placed(recs, o.CurveOptions))
 	}
-	var fits map[int]tuner.Fit
-	if len(o.Fits) > 0 {
-		fits, fig.Warnings = MatchFits(curves, o.Fits)
+	var fits map[int]Model
+	if o.Models != nil {
+		fits, fig.Warnings = curveModels(curves, o.Models)
 	}
 	var all [][]Point
 	for _, c := range curves {

@@ -20,9 +20,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/gccl/gccl/ci"
-	"github.com/gccl/gccl/lib/tuning"
 	"github.com/gccl/gccl/results"
-	"github.com/gccl/gccl/tuner"
 )
 
 // small is a page that renders fast: 5x3.5 inches at 80 DPI, 400x280.
@@ -152,10 +150,15 @@ func TestPlotFormats(t *testing.T) {
 // Every metric draws, with fitted models.
 func TestPlotMetricsAndFits(t *testing.T) {
 	recs := threeConfigs()
-	cs, _ := BuildCurves(recs, CurveOptions{})
-	fits := []tuner.Fit{{Key: cs[0].Key, Segments: []tuner.Segment{{AlphaUs: 4, BetaGBs: 1}}}}
+	// A model for the LL curve only: 4 us + 1 GB/s.
+	modelOf := func(rs []results.Record) (Model, error) {
+		if rs[0].Protocol != "LL" {
+			return nil, errors.New("no model")
+		}
+		return func(b int64) float64 { return 4 + float64(b)/1e3 }, nil
+	}
 	for _, m := range []Metric{BusBW, AlgBW, Time, BusBWNorm} {
-		fig, err := CurvesFigure(recs, Options{CurveOptions: CurveOptions{Metric: m}, Fits: fits})
+		fig, err := CurvesFigure(recs, Options{CurveOptions: CurveOptions{Metric: m}, Models: modelOf})
 		if err != nil {
 			t.Fatalf("%v: %v", m, err)
 		}
@@ -207,14 +210,17 @@ func TestPlotCompare(t *testing.T) {
 }
 
 func TestPlotWinners(t *testing.T) {
-	ll, simple := key("Ring", "LL", 1), key("Ring", "Simple", 1)
-	maps := Winners([]tuner.Series{
-		series(ll, 8, 2, 64, 4, 512, 20, 4096, 80),
-		series(simple, 8, 5, 64, 3, 512, 10, 4096, 30),
-	})
-	tab := &tuning.Table{Rules: []tuning.Rule{{Coll: tuning.AllReduce, Ranks: tuning.Range{Min: 2, Max: 2}, Hosts: tuning.Range{Min: 1, Max: 1},
-		Bytes: tuning.Range{Min: 0, Max: 40}, Choice: tuning.Choice{Algo: tuning.Ring, NChannels: 1}}}}
-	maps[0].Table = TableBands(tab, maps[0].Shape)
+	const ll, simple = "Ring/LL/1ch", "Ring/Simple/1ch"
+	maps := []ShapeMap{{
+		Shape: Shape{Coll: "allreduce", NRanks: 2, NHosts: 1},
+		Wins: []Win{
+			{Bytes: 8, Config: ll, Us: 2, RunnerUp: simple, MarginPct: 150},
+			{Bytes: 64, Config: simple, Us: 3, RunnerUp: ll, MarginPct: 100.0 / 3},
+			{Bytes: 512, Config: simple, Us: 10, RunnerUp: ll, MarginPct: 100},
+			{Bytes: 4096, Config: simple, Us: 30, RunnerUp: ll, MarginPct: 500.0 / 3},
+		},
+		Table: []Band{{From: 0, To: 40, Config: ll}, {From: 41, To: -1, Config: "auto"}},
+	}}
 	fig, err := WinnersFigure(maps, WinnerOptions{Table: "table.json"})
 	if err != nil {
 		t.Fatal(err)
@@ -223,7 +229,7 @@ func TestPlotWinners(t *testing.T) {
 	if len(colors) != 3 || colors["auto"] != autoGrey {
 		t.Errorf("colours %v", colors)
 	}
-	checkPNG(t, render(t, fig, "png", small), small, colors[ll.Config()], colors[simple.Config()], autoGrey)
+	checkPNG(t, render(t, fig, "png", small), small, colors[ll], colors[simple], autoGrey)
 	checkPDF(t, render(t, fig, "pdf", small))
 	if _, err := WinnersFigure(nil, WinnerOptions{}); !errors.Is(err, ErrNoPoints) {
 		t.Errorf("no maps: %v", err)

@@ -9,8 +9,6 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-
-	"github.com/gccl/gccl/tuner"
 )
 
 // WinnerOptions title a winner map.
@@ -127,18 +125,18 @@ func configLess(a, b string) bool {
 func bandColors(maps []ShapeMap) map[string]color.Color {
 	seen := map[string]bool{}
 	var names []string
-	add := func(k tuner.Key) {
-		if n := k.Config(); !seen[n] {
+	add := func(n string) {
+		if !seen[n] {
 			seen[n] = true
 			names = append(names, n)
 		}
 	}
 	for _, m := range maps {
 		for _, w := range m.Wins {
-			add(w.Key)
+			add(w.Config)
 		}
 		for _, b := range m.Table {
-			add(b.Key)
+			add(b.Config)
 		}
 	}
 	sort.Slice(names, func(i, j int) bool { return configLess(names[i], names[j]) })
@@ -183,12 +181,12 @@ func (b *bands) Plot(c draw.Canvas, p *plot.Plot) {
 			continue
 		}
 		r := vg.Rectangle{Min: vg.Point{X: tx(x0), Y: ty(cell.y0)}, Max: vg.Point{X: tx(x1), Y: ty(cell.y1)}}
-		col := b.colors[cell.Key.Config()]
+		col := b.colors[cell.Config]
 		c.SetColor(col)
 		c.Fill(r.Path())
 		c.SetLineStyle(draw.LineStyle{Color: color.White, Width: vg.Points(0.8)})
 		c.Stroke(r.Path())
-		text := cell.Key.Config()
+		text := cell.Config
 		if name.Rectangle(text).Size().X+4 < r.Size().X && name.Rectangle(text).Size().Y+2 < r.Size().Y {
 			st := name
 			st.Color = color.Black

@@ -84,44 +84,17 @@ type Series struct {
 	Samples []Sample
 }
 
-// KeyOf returns the key of a record. Names are canonicalised ("ring" ->
-// "Ring", "" -> "auto").
-//
-// A run that forced the protocol only, of a collective with one algorithm
-// (everything but allreduce runs Ring), forced Ring too: its key says so,
-// so that its records make rules and meet forced Ring runs.
+// KeyOf returns the key of a record, its algorithm and protocol named as
+// tuning.RecordedChoice reads them: canonical ("ring" -> "Ring", "" ->
+// "auto"), and Ring for a run that forced the protocol only of a
+// collective that has Ring alone.
 func KeyOf(r results.Record) Key {
-	k := Key{
+	algo, proto := tuning.RecordedChoice(r.Collective, r.Algorithm, r.Protocol, r.ChosenAlgo)
+	return Key{
 		Shape: Shape{Coll: r.Collective, NRanks: r.NRanks, NHosts: max(r.NHosts, 1)},
-		Algo:  canonical(r.Algorithm, tuning.AlgoNames()),
-		Proto: canonical(r.Protocol, []string{"LL", "LL128", "Simple"}),
-		NCh:   r.Channels, BuffSize: r.BuffSize,
+		Algo:  algo, Proto: proto,
+		NCh: r.Channels, BuffSize: r.BuffSize,
 	}
-	// What ran, where the record says (the embedded stack's auto may run
-	// the one-shot with LL); else the collective's only NCCL algorithm.
-	if k.Algo == "auto" && k.Proto != "auto" && ringOnly(k.Coll) && (r.ChosenAlgo == "" || r.ChosenAlgo == "Ring") {
-		k.Algo = "Ring"
-	}
-	return k
-}
-
-// ringOnly says coll has a single algorithm, Ring, in both stacks' tables.
-func ringOnly(coll string) bool {
-	c, err := tuning.ParseColl(coll)
-	return err == nil && !tuning.Supports(c, tuning.Tree)
-}
-
-func canonical(s string, names []string) string {
-	t := strings.TrimSpace(s)
-	if t == "" || strings.EqualFold(t, "auto") {
-		return "auto"
-	}
-	for _, n := range names {
-		if strings.EqualFold(t, n) {
-			return n
-		}
-	}
-	return t
 }
 
 // Collect groups records into series, one per key, pooling records of the

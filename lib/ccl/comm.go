@@ -12,8 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gccl/gccl/lib/board"
 	"github.com/gccl/gccl/lib/cpuset"
-	"github.com/gccl/gccl/lib/oneshot"
 	"github.com/gccl/gccl/lib/prims"
 	"github.com/gccl/gccl/lib/proto"
 	"github.com/gccl/gccl/lib/reduce"
@@ -72,7 +72,7 @@ type world struct {
 
 	// board is the one-shot algorithm's memory: made on first use in one
 	// process (guarded by mu), in the job's segments across processes.
-	board *oneshot.Board
+	board *board.Board
 
 	// local are the communicators of the ranks this process holds (every
 	// rank for InitAll; comms[r] is nil for a rank of another process).

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gccl/gccl/internal/size"
 	"github.com/gccl/gccl/lib/proto"
 	"github.com/gccl/gccl/lib/transport"
 	"github.com/gccl/gccl/lib/tuning"
@@ -181,7 +182,7 @@ func (c Config) FromLookup(lookup func(string) (string, bool)) (Config, error) {
 	}{{EnvBuffSize, proto.Simple, &c.BuffSize}, {EnvLLBuffSize, proto.LL, &c.LLBuffSize}, {EnvLL128BuffSize, proto.LL128, &c.LL128BuffSize}}
 	for _, s := range sizes {
 		if v, ok := lookup(s.env); ok {
-			n, err := ParseSize(v)
+			n, err := size.Parse(v)
 			if err == nil {
 				err = proto.ValidateBuffSize(s.p, int(n))
 			}
@@ -257,32 +258,6 @@ func parseTimeout(v string) (time.Duration, error) {
 		return -1, nil
 	}
 	return d, nil
-}
-
-// ParseSize reads a byte count as nccl-tests does: a number, decimals
-// allowed, with an optional binary K, M or G suffix: 512, 1.5K, 64M, 1G.
-func ParseSize(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	mult := 1.0
-	if n := len(t); n > 0 {
-		switch t[n-1] {
-		case 'k', 'K':
-			mult = 1 << 10
-		case 'm', 'M':
-			mult = 1 << 20
-		case 'g', 'G':
-			mult = 1 << 30
-		}
-		if mult > 1 {
-			t = t[:n-1]
-		}
-	}
-	f, err := strconv.ParseFloat(t, 64)
-	// ParseFloat also takes hex floats, "inf" and "nan": sizes are plain decimals.
-	if err != nil || f < 0 || f*mult > 1<<50 || strings.ContainsAny(t, "xXpPiInN_") {
-		return 0, fmt.Errorf("invalid size %q: want a non-negative number with an optional K, M or G suffix", s)
-	}
-	return int64(f * mult), nil
 }
 
 // parseProto returns the forced protocol, or -1 for auto.

@@ -4,7 +4,7 @@ import (
 	"math"
 	"runtime"
 
-	"github.com/gccl/gccl/lib/oneshot"
+	"github.com/gccl/gccl/lib/board"
 	"github.com/gccl/gccl/lib/proto"
 	"github.com/gccl/gccl/lib/reduce"
 	"github.com/gccl/gccl/lib/tuning"
@@ -167,11 +167,11 @@ var oneShotName, llName = tuning.OneShot.String(), proto.LL.String()
 // peers' acknowledgements again only when the cached ones fall short.
 func (c *Comm) slotFree(seq uint64) bool {
 	s := c.os
-	if oneshot.Free(seq, s.minAcked) {
+	if board.Free(seq, s.minAcked) {
 		return true
 	}
 	s.minAcked = c.minAcked()
-	return oneshot.Free(seq, s.minAcked)
+	return board.Free(seq, s.minAcked)
 }
 
 // runFast completes the kept one-shot work on the calling goroutine.

@@ -16,9 +16,9 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/gccl/gccl/lib/board"
 	"github.com/gccl/gccl/lib/bootstrap"
 	"github.com/gccl/gccl/lib/cpuset"
-	"github.com/gccl/gccl/lib/oneshot"
 	"github.com/gccl/gccl/lib/proto"
 	"github.com/gccl/gccl/lib/shm"
 	"github.com/gccl/gccl/lib/transport"
@@ -376,19 +376,19 @@ const (
 )
 
 // After the channel blocks, a rank's block holds its part of the one-shot
-// board (oneshot.RankBytes).
-func (j *job) rankBlockBytes() int { return j.boardOff() + oneshot.RankBytes }
+// board (board.RankBytes).
+func (j *job) rankBlockBytes() int { return j.boardOff() + board.RankBytes }
 
 func (j *job) boardOff() int { return rankHeaderBytes + j.maxCh*chanBlockBytes }
 
 // board is the one-shot board over every rank's part in the segments.
-func (j *job) board(nranks int) *oneshot.Board {
+func (j *job) board(nranks int) *board.Board {
 	parts := make([][]uint64, nranks)
 	for r := range parts {
 		m := j.rankMem(r)[j.boardOff():]
-		parts[r] = unsafe.Slice((*uint64)(unsafe.Pointer(&m[0])), oneshot.RankWords)
+		parts[r] = unsafe.Slice((*uint64)(unsafe.Pointer(&m[0])), board.RankWords)
 	}
-	return oneshot.NewBoard(parts)
+	return board.NewBoard(parts)
 }
 
 // rankMem is rank r's block in its process's segment.

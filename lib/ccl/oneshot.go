@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/gccl/gccl/lib/oneshot"
+	"github.com/gccl/gccl/lib/board"
+	"github.com/gccl/gccl/lib/board/layout"
 	"github.com/gccl/gccl/lib/prims"
 	"github.com/gccl/gccl/lib/proto"
 	"github.com/gccl/gccl/lib/reduce"
@@ -12,7 +13,7 @@ import (
 )
 
 // The one-shot algorithm (tuning.OneShot): every rank posts its input once
-// on the world's board (lib/oneshot) and every rank that needs a result
+// on the world's board (lib/board) and every rank that needs a result
 // reads every post it needs and computes the result itself, reducing in
 // rank order, so every rank gets the same bits. One hop instead of a
 // ring's 2(n-1). It runs as channel 0's only work, on whichever goroutine
@@ -28,7 +29,7 @@ import (
 // order), two hops instead of one, and each rank reads about twice its
 // buffer instead of every rank's.
 //
-// Large operations run in rounds of at most oneshot.RoundBytes per rank.
+// Large operations run in rounds of at most layout.RoundBytes per rank.
 // Every rank acknowledges every round it took part in, whether it read or
 // not, and posts round s only once every rank has acknowledged round
 // s-Slots, the last user of that slot: no clean-up pass, no lost post.
@@ -39,7 +40,7 @@ import (
 // is in flight, else the runner of channel 0. The hand-over between the
 // two goes through the plan's posting and c.finished (atomics).
 type oneShotState struct {
-	board    *oneshot.Board
+	board    *board.Board
 	seq      uint64 // rounds handed out so far
 	minAcked uint64 // every peer had acknowledged at least this round when last looked
 	// wakeOwed: a round was posted and its readers not yet looked at after
@@ -67,7 +68,7 @@ type oneShotWork struct {
 	rounds     int
 	roundElems int  // elements per round (per block for reducescatter)
 	prePosted  bool // the caller posted round 0 at enqueue
-	plain      bool // posts are plain (oneshot.PutPlain), not LL lines: plainPosts
+	plain      bool // posts are plain (board.PutPlain), not LL lines: plainPosts
 }
 
 // plainPosts reports whether a one-shot collective of count elements of
@@ -95,7 +96,7 @@ var plainMinBytes atomic.Int64
 
 func init() { plainMinBytes.Store(defaultPlainMinBytes) }
 
-const defaultPlainMinBytes = oneshot.PlainMinBytes
+const defaultPlainMinBytes = layout.PlainMinBytes
 
 // oneShot returns the communicator's board state, setting it up on first
 // use (by the calling goroutine, when it plans a one-shot collective).
@@ -121,15 +122,15 @@ func (c *Comm) oneShot() *oneShotState {
 
 // oneShotBoard returns the world's board, made on first use in a world of
 // one process (a job's lives in its shared segments, made at init).
-func (w *world) oneShotBoard() *oneshot.Board {
+func (w *world) oneShotBoard() *board.Board {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.board == nil {
 		parts := make([][]uint64, w.n)
 		for r := range parts {
-			parts[r] = make([]uint64, oneshot.RankWords)
+			parts[r] = make([]uint64, board.RankWords)
 		}
-		w.board = oneshot.NewBoard(parts)
+		w.board = board.NewBoard(parts)
 	}
 	return w.board
 }
@@ -139,18 +140,18 @@ func (w *world) oneShotBoard() *oneshot.Board {
 // takes a round, so every rank counts rounds alike).
 func (c *Comm) oneShotRounds(t *task, a tuning.Algo) (rounds, elems int, err error) {
 	n, elt := c.Size(), t.elt
-	per := oneshot.RoundBytes
+	per := layout.RoundBytes
 	switch {
 	case a == tuning.TwoShot:
 		// A round is a block per rank, each on a line of its own.
-		per = oneshot.TwoShotSegment(n) * n
+		per = layout.TwoShotSegment(n) * n
 	case t.coll == CollReduceScatter:
 		// A round posts one line-aligned segment per rank.
-		per = oneshot.RoundBytes / n / oneshot.LineBytes * oneshot.LineBytes
+		per = layout.RoundBytes / n / layout.LineBytes * layout.LineBytes
 	}
 	e := per / elt
-	if e == 0 || (a == tuning.TwoShot && oneshot.TwoShotSegment(n) < elt) {
-		return 0, 0, fmt.Errorf("ccl: %s with %s on %d ranks: a round of %d bytes cannot hold one %d-byte element per rank; use Ring", t.coll, a, n, oneshot.RoundBytes, elt)
+	if e == 0 || (a == tuning.TwoShot && layout.TwoShotSegment(n) < elt) {
+		return 0, 0, fmt.Errorf("ccl: %s with %s on %d ranks: a round of %d bytes cannot hold one %d-byte element per rank; use Ring", t.coll, a, n, layout.RoundBytes, elt)
 	}
 	return max((t.count+e-1)/e, 1), e, nil
 }
@@ -193,8 +194,8 @@ func (w *collWork) oneShotRound(k int) oneShotRound {
 // twoShotBlock is rank b's block of the two-shot round rd: elements
 // [lo, hi) of the operation, and the line it starts at in rd's first post.
 func (w *collWork) twoShotBlock(rd oneShotRound, n, b int) (lo, hi, line int) {
-	l, h := oneshot.TwoShotBlock(rd.cnt, n, w.elt, b)
-	return rd.off + l, rd.off + h, l * w.elt / oneshot.LineBytes
+	l, h := board.TwoShotBlock(rd.cnt, n, w.elt, b)
+	return rd.off + l, rd.off + h, l * w.elt / layout.LineBytes
 }
 
 // posts reports whether rank r posts in this collective: every rank but
@@ -248,14 +249,14 @@ func (c *Comm) postRound(w *collWork, rd oneShotRound) {
 	if rd.gather { // the two-shot's reduced block
 		lo, hi, _ := w.twoShotBlock(rd, c.Size(), me)
 		b.Put(me, rd.seq, 0, w.out[lo*elt:hi*elt])
-		lines = oneshot.Lines((hi - lo) * elt)
+		lines = board.Lines((hi - lo) * elt)
 	} else if w.coll == CollReduceScatter {
-		seg := oneshot.Lines(w.os.roundElems * elt)
+		seg := board.Lines(w.os.roundElems * elt)
 		for blk := 0; blk < c.Size(); blk++ {
 			o := (blk*w.count + rd.off) * elt
 			b.Put(me, rd.seq, blk*seg, w.in[o:o+rd.cnt*elt])
 		}
-		lines = (c.Size()-1)*seg + oneshot.Lines(rd.cnt*elt)
+		lines = (c.Size()-1)*seg + board.Lines(rd.cnt*elt)
 	} else if w.os.plain {
 		b.PutPlain(me, rd.seq, 0, w.in[rd.off*elt:(rd.off+rd.cnt)*elt])
 		b.PublishPlain(me, rd.seq)
@@ -264,7 +265,7 @@ func (c *Comm) postRound(w *collWork, rd oneShotRound) {
 		return
 	} else {
 		b.Put(me, rd.seq, 0, w.in[rd.off*elt:(rd.off+rd.cnt)*elt])
-		lines = oneshot.Lines(rd.cnt * elt)
+		lines = board.Lines(rd.cnt * elt)
 	}
 	b.Publish(me, rd.seq, lines)
 	// A reader asleep already is woken now; one falling asleep as the
@@ -336,11 +337,11 @@ func (ch *channel) oneShotStep(w *collWork, rd oneShotRound, posted bool) error 
 	s := c.os
 	me := c.rank
 	if w.posts(me) && !posted {
-		if !oneshot.Free(rd.seq, s.minAcked) {
-			ready := func() bool { s.minAcked = c.minAcked(); return oneshot.Free(rd.seq, s.minAcked) }
+		if !board.Free(rd.seq, s.minAcked) {
+			ready := func() bool { s.minAcked = c.minAcked(); return board.Free(rd.seq, s.minAcked) }
 			if !ready() && !ch.waiter.Spin(ready) {
 				if err := ch.waiter.WaitKick(ready, c.kickPeers, func() string {
-					return fmt.Sprintf("every rank to finish one-shot round %d before rank %d reuses its slot", rd.seq-oneshot.Slots, me)
+					return fmt.Sprintf("every rank to finish one-shot round %d before rank %d reuses its slot", rd.seq-board.Slots, me)
 				}); err != nil {
 					return err
 				}
@@ -382,7 +383,7 @@ func (ch *channel) fetch(r int, seq uint64, off int, dst []byte) error {
 		return nil
 	}
 	b := ch.comm.os.board
-	lines := oneshot.Lines(len(dst))
+	lines := board.Lines(len(dst))
 	// A short post is read at once: its few lines are there or it is
 	// not. A long one is awaited by its last line first: lines are written
 	// in order, so the copy then finds every flag set instead of chasing
@@ -421,17 +422,17 @@ func (ch *channel) fetch(r int, seq uint64, off int, dst []byte) error {
 // into its cache, so that the misses of many peers' posts overlap.
 func (ch *channel) prefetchPosts(w *collWork, rd oneShotRound) {
 	b, me := ch.comm.os.board, ch.rank
-	lines := oneshot.Lines(rd.cnt * w.elt)
+	lines := board.Lines(rd.cnt * w.elt)
 	line := 0
 	switch {
 	case w.algo == tuning.TwoShot:
 		lo, hi, l := w.twoShotBlock(rd, ch.nRanks, me)
-		lines = oneshot.Lines((hi - lo) * w.elt) // the gather's blocks: the same or one shorter
+		lines = board.Lines((hi - lo) * w.elt) // the gather's blocks: the same or one shorter
 		if !rd.gather {
 			line = l
 		}
 	case w.coll == CollReduceScatter:
-		line = me * oneshot.Lines(w.os.roundElems*w.elt)
+		line = me * board.Lines(w.os.roundElems*w.elt)
 	}
 	for r := 0; r < ch.nRanks; r++ {
 		if r != me {
@@ -479,7 +480,7 @@ func (ch *channel) readRound(w *collWork, rd oneShotRound) error {
 	line := 0 // where this rank's part starts in each post
 	own := w.in[rd.off*elt : rd.off*elt+nb]
 	if w.coll == CollReduceScatter {
-		line = me * oneshot.Lines(w.os.roundElems*elt)
+		line = me * board.Lines(w.os.roundElems*elt)
 		o := (me*w.count + rd.off) * elt
 		own = w.in[o : o+nb]
 	}
@@ -537,7 +538,7 @@ func (ch *channel) reduceRound(w *collWork, rd oneShotRound, line int, own, out 
 		}
 	}
 	if cap(ch.scratch) < nb {
-		ch.scratch = make([]byte, oneshot.RoundBytes)
+		ch.scratch = make([]byte, layout.RoundBytes)
 	}
 	tmp := ch.scratch[:nb]
 	for r := 1; r < n; r++ {

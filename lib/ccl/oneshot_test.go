@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gccl/gccl/lib/board"
+	"github.com/gccl/gccl/lib/board/layout"
 	"github.com/gccl/gccl/lib/exact"
-	"github.com/gccl/gccl/lib/oneshot"
 	"github.com/gccl/gccl/lib/proto"
 	"github.com/gccl/gccl/lib/reduce"
 	"github.com/gccl/gccl/lib/tuning"
@@ -21,8 +22,8 @@ var oneShotColls = []Coll{CollAllReduce, CollReduceScatter, CollReduce, CollAllG
 // element, odd, around a round's end, and several rounds (more rounds than
 // slots, so slots are reused inside one operation).
 func oneShotCounts(elt int) []int {
-	round := oneshot.RoundBytes / elt
-	return []int{0, 1, 37, round - 1, round + 1, (oneshot.Slots+3)*round + 5}
+	round := layout.RoundBytes / elt
+	return []int{0, 1, 37, round - 1, round + 1, (board.Slots+3)*round + 5}
 }
 
 // TestMatrixOneShot runs the correctness matrix of the one-shot algorithm:
@@ -291,7 +292,7 @@ func TestOneShotOneThreadManyRounds(t *testing.T) {
 	const n = 3
 	comms := initT(t, n, Config{Algo: "OneShot"})
 	dt, op := reduce.Int32, reduce.Sum
-	for i, cnt := range []int{5, 3*oneshot.RoundBytes/4 + 1, 1, oneshot.RoundBytes/4 + 7, 9, 3} {
+	for i, cnt := range []int{5, 3*layout.RoundBytes/4 + 1, 1, layout.RoundBytes/4 + 7, 9, 3} {
 		recvs := make([][]byte, n)
 		if err := comms[0].GroupStart(); err != nil {
 			t.Fatal(err)

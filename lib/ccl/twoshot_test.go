@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gccl/gccl/lib/oneshot"
+	"github.com/gccl/gccl/lib/board"
+	"github.com/gccl/gccl/lib/board/layout"
 	"github.com/gccl/gccl/lib/reduce"
 )
 
@@ -17,8 +18,8 @@ import (
 // ranks, odd, around a round's end, and more rounds than the board has
 // slots (each round takes two of them).
 func twoShotCounts(n, elt int) []int {
-	round := oneshot.TwoShotSegment(n) * n / elt
-	return []int{0, 1, max(n-1, 1), 37, round - 1, round + 1, (oneshot.Slots/2+3)*round + 5}
+	round := layout.TwoShotSegment(n) * n / elt
+	return []int{0, 1, max(n-1, 1), 37, round - 1, round + 1, (board.Slots/2+3)*round + 5}
 }
 
 // TestMatrixTwoShot runs the correctness matrix of the two-shot allreduce:
@@ -107,7 +108,7 @@ func TestTwoShotSameBitsAsOneShot(t *testing.T) {
 // waits for peers' blocks that their channel goroutines, kicked, post.
 func TestTwoShotOneThreadDrivesAllRanks(t *testing.T) {
 	for _, n := range []int{2, 3, 7} {
-		round := oneshot.TwoShotSegment(n) * n / 8 // float64 elements a round
+		round := layout.TwoShotSegment(n) * n / 8 // float64 elements a round
 		cnts := []int{5, round + 3, 1, 2*round - 1}
 		driveFromOneThread(t, n, "TwoShot", []int{1, 3, 2}, 6, func(k int) int { return cnts[k%len(cnts)] })
 	}

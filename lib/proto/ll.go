@@ -115,7 +115,7 @@ func (e *RecvEnd) waitLLLine(n int, words []uint64, w int, flag uint32) error {
 // StoreWord stores one LL word (data and flag) as the LL senders do: one
 // plain 8-byte store on amd64 (ordered by x86's total store order), a
 // sequentially consistent one elsewhere and under the race detector. For
-// other LL-line writers (lib/oneshot).
+// other LL-line writers (lib/board).
 func StoreWord(addr *uint64, v uint64) { storeRelaxed64(addr, v) }
 
 // StoreLines writes data as LL lines into words, 8 payload bytes per line

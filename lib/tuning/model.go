@@ -4,7 +4,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/gccl/gccl/lib/oneshot"
+	"github.com/gccl/gccl/lib/board/layout"
 	"github.com/gccl/gccl/lib/proto"
 )
 
@@ -315,16 +315,16 @@ func boardBytes(c Coll, a Algo, nRanks int, b float64) float64 {
 	return 2 * b // broadcast: the root's post, read; reducescatter: the input, then every block of its own
 }
 
-// BoardRounds is how many rounds of the one-shot board (lib/oneshot) an
+// BoardRounds is how many rounds of the one-shot board (lib/board) an
 // operation of bytes (NCCL's: the whole result for allgather and
 // reducescatter) takes with algorithm a on nRanks ranks: each round carries
-// at most oneshot.RoundBytes of each rank's post, and every round is a hop
+// at most layout.RoundBytes of each rank's post, and every round is a hop
 // (two for the two-shot). At least one.
 func BoardRounds(c Coll, a Algo, nRanks int, bytes int64) int64 {
-	per := int64(oneshot.RoundBytes)
+	per := int64(layout.RoundBytes)
 	switch {
 	case a == TwoShot:
-		per = int64(oneshot.TwoShotSegment(nRanks) * nRanks)
+		per = int64(layout.TwoShotSegment(nRanks) * nRanks)
 	case c == AllGather:
 		bytes /= int64(max(nRanks, 1)) // each rank posts its block
 	}
@@ -339,7 +339,7 @@ func BoardRounds(c Coll, a Algo, nRanks int, bytes int64) int64 {
 // plain payloads rather than LL lines (lib/ccl's plainPosts, which decides
 // from the same rule): the one-shot (not the two-shot) allreduce, reduce,
 // allgather and broadcast, when a round of a rank's post holds at least
-// oneshot.PlainMinBytes.
+// layout.PlainMinBytes.
 func BoardPlain(c Coll, a Algo, nRanks int, bytes int64) bool {
 	if a != OneShot || c == ReduceScatter {
 		return false
@@ -348,7 +348,7 @@ func BoardPlain(c Coll, a Algo, nRanks int, bytes int64) bool {
 	if c == AllGather {
 		post /= int64(max(nRanks, 1)) // each rank posts its block
 	}
-	return min(post, oneshot.RoundBytes) >= oneshot.PlainMinBytes
+	return min(post, layout.RoundBytes) >= layout.PlainMinBytes
 }
 
 func finite(e Estimate) bool {

@@ -56,7 +56,7 @@ const (
 	Tree
 	// OneShot: every rank posts its whole input once, as LL lines, where
 	// every peer reads it, and computes its own result from all of them in
-	// rank order (lib/oneshot). One hop, but each rank reads every peer's
+	// rank order (lib/board). One hop, but each rank reads every peer's
 	// data: it wins at small sizes and few ranks only. LL protocol, one
 	// channel. gccl's own: NCCL's tuner does not know it.
 	OneShot
@@ -86,7 +86,7 @@ func Algos() []Algo { return []Algo{Ring, Tree, OneShot, TwoShot} }
 // AlgoNames lists every algorithm's name, in Algo order.
 func AlgoNames() []string { return algoNames[:] }
 
-// OnBoard reports whether a runs on the one-shot board (lib/oneshot):
+// OnBoard reports whether a runs on the one-shot board (lib/board):
 // OneShot and TwoShot, made of LL lines in memory every rank reads, so
 // one channel, the LL protocol and ranks of one host only.
 func (a Algo) OnBoard() bool { return a == OneShot || a == TwoShot }

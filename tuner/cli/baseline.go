@@ -62,7 +62,7 @@ func baselineCmd(args []string, stdout, stderr io.Writer) int {
 		case *iters == 0:
 			recs[i].IterTimesUs = nil
 		case len(r.IterTimesUs) > *iters:
-			recs[i].IterTimesUs = ci.Thin(r.IterTimesUs, *iters)
+			recs[i].IterTimesUs = results.Thin(r.IterTimesUs, *iters)
 		}
 		runs[ci.KeyOf(r)]++
 	}

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gccl/gccl/lib/ccl"
+	"github.com/gccl/gccl/internal/size"
 	"github.com/gccl/gccl/lib/tuning"
 	"github.com/gccl/gccl/results"
 )
@@ -92,7 +92,7 @@ func parseTags(s, where string) (map[string]string, error) {
 				return nil, fmt.Errorf("%s: tag %s=%s: want a positive integer", where, k, v)
 			}
 		case "buffsize":
-			if _, err := ccl.ParseSize(v); err != nil {
+			if _, err := size.Parse(v); err != nil {
 				return nil, fmt.Errorf("%s: tag buffsize=%s: %v", where, v, err)
 			}
 		default:
@@ -135,7 +135,7 @@ func applyTags(r *results.Record, tags map[string]string) error {
 		return nil
 	}
 	setInt := func(field *int64, what, v string) error {
-		n, err := ccl.ParseSize(v)
+		n, err := size.Parse(v)
 		if err != nil {
 			return err
 		}

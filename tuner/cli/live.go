@@ -16,7 +16,7 @@ import (
 	"github.com/jedib0t/go-pretty/v6/table"
 	"github.com/spf13/pflag"
 
-	"github.com/gccl/gccl/lib/ccl"
+	"github.com/gccl/gccl/internal/size"
 
 	"github.com/gccl/gccl/lib/tuning"
 	"github.com/gccl/gccl/perf"
@@ -64,7 +64,7 @@ func validateLive(fs *pflag.FlagSet, o *liveOptions, tablePath, noise, maxB stri
 	if o.floor, err = results.ParseFraction(noise); err != nil || o.floor < 0 || o.floor >= 1 {
 		return bad("invalid --noise %q: want a fraction such as 1%% or 0.01", noise)
 	}
-	if o.maxBytes, err = ccl.ParseSize(maxB); err != nil || o.maxBytes < 1 {
+	if o.maxBytes, err = size.Parse(maxB); err != nil || o.maxBytes < 1 {
 		return bad("invalid --max-bytes %q: want a size such as 1G", maxB)
 	}
 	tab, err := tuning.LoadTable(tablePath)

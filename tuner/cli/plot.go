@@ -144,7 +144,9 @@ func plotCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		fig, err = plots.CompareFigure(plots.Set{Name: setName(*baseline), Records: base}, plots.Set{Name: setName(fs.Args()), Records: recs}, o)
 	default:
-		o.Fits = fits
+		if len(fits) > 0 {
+			o.Models = fitModels(fits)
+		}
 		fig, err = plots.CurvesFigure(recs, o)
 	}
 	if err != nil {
@@ -178,7 +180,7 @@ func plotCmd(args []string, stdout, stderr io.Writer) int {
 // inputs fitted when fits is empty).
 func winnerFigure(recs []results.Record, fits []tuner.Fit, tablePath string, procs int, title string, stderr io.Writer) (*plots.Figure, error) {
 	series := tuner.Collect(recs)
-	maps := plots.Winners(series)
+	maps, shapes := winnerMaps(series)
 	o := plots.WinnerOptions{Title: title, Subtitle: plots.Title(recs)}
 	switch strings.ToLower(tablePath) {
 	case "none":
@@ -201,7 +203,7 @@ func winnerFigure(recs []results.Record, fits []tuner.Fit, tablePath string, pro
 			return nil, err
 		}
 		for i := range maps {
-			maps[i].Table = plots.DecisionBands(ds, maps[i].Shape)
+			maps[i].Table = decisionBands(ds, shapes[i])
 		}
 		o.Table = "built from the inputs as tune table builds it"
 	default:
@@ -210,7 +212,7 @@ func winnerFigure(recs []results.Record, fits []tuner.Fit, tablePath string, pro
 			return nil, err
 		}
 		for i := range maps {
-			maps[i].Table = plots.TableBands(tab, maps[i].Shape)
+			maps[i].Table = tableBands(tab, shapes[i])
 		}
 		o.Table = filepath.Base(tablePath)
 	}

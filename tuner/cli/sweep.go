@@ -21,6 +21,7 @@ import (
 
 	pprogress "github.com/jedib0t/go-pretty/v6/progress"
 
+	"github.com/gccl/gccl/internal/size"
 	"github.com/gccl/gccl/lib/ccl"
 	"github.com/gccl/gccl/lib/tuning"
 	"github.com/gccl/gccl/perf"
@@ -479,11 +480,11 @@ func refuseChoiceEnv(lookup func(string) (string, bool)) error {
 
 // planSweep expands the axes into runs, each with its full size list.
 func planSweep(colls, ranks, perHost, protos, algos, chans, buffs string, auto bool, minB, maxB string, factor int64) ([]block, error) {
-	lo, err := ccl.ParseSize(minB)
+	lo, err := size.Parse(minB)
 	if err != nil {
 		return nil, fmt.Errorf("-b: %v", err)
 	}
-	hi, err := ccl.ParseSize(maxB)
+	hi, err := size.Parse(maxB)
 	if err != nil {
 		return nil, fmt.Errorf("-e: %v", err)
 	}
@@ -530,7 +531,7 @@ func planSweep(colls, ranks, perHost, protos, algos, chans, buffs string, auto b
 	}
 	var buffList []int64
 	for _, b := range splitList(buffs) {
-		n, err := ccl.ParseSize(b)
+		n, err := size.Parse(b)
 		if err != nil {
 			return nil, fmt.Errorf("--buffsize: %v", err)
 		}

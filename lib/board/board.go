@@ -1,5 +1,5 @@
-// Package oneshot is the memory of the one-shot algorithm: a board where
-// every rank posts its input once, as LL lines (data and flag in one
+// Package board is the memory of the one-shot and two-shot algorithms: a
+// board where every rank posts its input once, as LL lines (data and flag in one
 // word), for every peer to read. A rank's part of the board is an ack word
 // and Slots slots used in turn, round after round; a round's flag is its
 // sequence number, so a slot is reused without a clean-up pass and a reader
@@ -8,12 +8,13 @@
 // The board is only memory and the rules to read and write it: who waits,
 // wakes and reduces is the caller's (lib/ccl). It holds no Go pointers in
 // the words, so a rank's part may live in a segment shared by processes.
-package oneshot
+package board
 
 import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/gccl/gccl/lib/board/layout"
 	"github.com/gccl/gccl/lib/proto"
 )
 
@@ -22,23 +23,13 @@ const (
 	// reader: a poster of round s needs every reader done with round
 	// s-Slots (CanPost).
 	Slots = 8
-	// RoundBytes is the most payload one round carries per rank; larger
-	// operations run in several rounds.
-	RoundBytes = 16 << 10
-	// LineBytes is the payload of one LL line (two words).
-	LineBytes = proto.LLDataPerLine
-	// PlainMinBytes is the least round of a post that the stack sends
-	// plain (PutPlain) rather than as LL lines: below it LL lines, which
-	// arrive with their flags in one miss, are as fast or faster (measured
-	// in lib/ccl, plainMinBytes). The cost model prices the two apart.
-	PlainMinBytes = 256
 
-	slotWords = RoundBytes / LineBytes * 2
+	slotWords = layout.RoundBytes / layout.LineBytes * 2
 	ackWords  = 8 // the ack word, alone on its cache line
 	// A plain slot: its flag word alone on a cache line, then up to
-	// RoundBytes of payload as is (see PutPlain).
+	// layout.RoundBytes of payload as is (see PutPlain).
 	plainFlagWords = 8
-	plainSlotWords = plainFlagWords + RoundBytes/8
+	plainSlotWords = plainFlagWords + layout.RoundBytes/8
 	// RankWords is the size of one rank's part in 8-byte words.
 	RankWords = ackWords + Slots*slotWords + Slots*plainSlotWords
 	// RankBytes is RankWords in bytes.
@@ -67,7 +58,7 @@ type Board struct {
 func NewBoard(parts [][]uint64) *Board {
 	for _, p := range parts {
 		if len(p) != RankWords {
-			panic("oneshot: NewBoard: a rank's part must be RankWords words")
+			panic("board: NewBoard: a rank's part must be RankWords words")
 		}
 	}
 	slots := make([][Slots][]uint64, len(parts))
@@ -83,7 +74,7 @@ func NewBoard(parts [][]uint64) *Board {
 }
 
 // Lines is the LL lines n payload bytes take.
-func Lines(n int) int { return (n + LineBytes - 1) / LineBytes }
+func Lines(n int) int { return (n + layout.LineBytes - 1) / layout.LineBytes }
 
 func (b *Board) flag(seq uint64) uint64 { return seq & b.flagMask }
 
@@ -92,15 +83,15 @@ func (b *Board) slot(r int, seq uint64) []uint64 { return b.slots[r][seq%Slots] 
 // Put writes data as rank r's lines of round seq from line off on. The
 // caller posts a round's every segment, then a full barrier, before it
 // wakes the readers (see Publish). The lines of data and off
-// must fit the slot: (off + Lines(len(data))) * LineBytes <= RoundBytes.
+// must fit the slot: (off + Lines(len(data))) * layout.LineBytes <= layout.RoundBytes.
 func (b *Board) Put(r int, seq uint64, off int, data []byte) {
 	words := b.slot(r, seq)[2*off:]
 	flag := b.flag(seq) << 32
 	w, i, n := 0, 0, len(data)
-	if blocks := n / (2 * LineBytes); vectorLines && blocks > 0 {
+	if blocks := n / (2 * layout.LineBytes); vectorLines && blocks > 0 {
 		_ = words[4*blocks-1] // the slot holds them (bounds check)
 		packLines(&words[0], &data[0], blocks, flag)
-		w, i = 4*blocks, 2*LineBytes*blocks
+		w, i = 4*blocks, 2*layout.LineBytes*blocks
 	}
 	proto.StoreLines(words[w:], data[i:], flag)
 }
@@ -137,14 +128,14 @@ func (b *Board) Get(r int, seq uint64, off int, dst []byte) int {
 	f := uint32(b.flag(seq))
 	n := len(dst)
 	i, w := 0, 0
-	if blocks := n / (2 * LineBytes); vectorLines && blocks > 0 {
+	if blocks := n / (2 * layout.LineBytes); vectorLines && blocks > 0 {
 		_ = words[4*blocks-1]
 		if done := unpackLines(&dst[0], &words[0], blocks, f); done < 2*blocks {
 			return done
 		}
-		i, w = 2*LineBytes*blocks, 4*blocks
+		i, w = 2*layout.LineBytes*blocks, 4*blocks
 	}
-	for ; i < n; i, w = i+LineBytes, w+2 {
+	for ; i < n; i, w = i+layout.LineBytes, w+2 {
 		w0 := atomic.LoadUint64(&words[w])
 		w1 := atomic.LoadUint64(&words[w+1])
 		if uint32(w0>>32) != f || uint32(w1>>32) != f {
@@ -186,7 +177,7 @@ const MaxPrefetch = 2
 // pass for an LL flag.
 
 // PlainMax is the most payload bytes one plain post holds.
-const PlainMax = RoundBytes
+const PlainMax = layout.RoundBytes
 
 // PutPlain copies data as rank r's plain post of round seq, from byte off
 // on (off+len(data) <= PlainMax). The caller publishes the round after its
@@ -237,18 +228,12 @@ func Free(seq, minAcked uint64) bool { return seq <= Slots || minAcked >= seq-Sl
 // block of every post from that line, and posts its reduced block again
 // in the next round, at line 0.
 
-// TwoShotSegment is the most bytes of one rank's block a two-shot round
-// carries on n ranks: the round split n ways, in whole pairs of lines (a
-// block then starts on a line, and the lines' vector copy takes it whole).
-// 0 when n ranks cannot share a round that way.
-func TwoShotSegment(n int) int { return RoundBytes / max(n, 1) / (2 * LineBytes) * (2 * LineBytes) }
-
 // TwoShotBlock is rank b's block of a two-shot round of cnt elements of
 // elt bytes on n ranks: the round's elements [lo, hi). Blocks are as even
 // as whole line pairs allow, in rank order; the last may be short or
-// empty. cnt must fit the round: cnt*elt <= n*TwoShotSegment(n).
+// empty. cnt must fit the round: cnt*elt <= n*layout.TwoShotSegment(n).
 func TwoShotBlock(cnt, n, elt, b int) (lo, hi int) {
-	grain := max(2*LineBytes/elt, 1) // elements per line pair
+	grain := max(2*layout.LineBytes/elt, 1) // elements per line pair
 	blk := (cnt + n - 1) / n
 	blk = (blk + grain - 1) / grain * grain
 	lo = min(b*blk, cnt)

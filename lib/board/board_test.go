@@ -1,4 +1,4 @@
-package oneshot
+package board
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
+
+	"github.com/gccl/gccl/lib/board/layout"
 )
 
 func newTestBoard(n int) *Board {
@@ -32,7 +34,7 @@ func testPutGetRoundTrip(t *testing.T) {
 	b := newTestBoard(2)
 	rng := rand.New(rand.NewPCG(1, 2))
 	seq := uint64(1)
-	for n := 0; n <= 9*LineBytes+1; n++ {
+	for n := 0; n <= 9*layout.LineBytes+1; n++ {
 		for _, off := range []int{0, 1, 5} {
 			data := make([]byte, n)
 			for i := range data {
@@ -69,7 +71,7 @@ func TestFlagsWrap(t *testing.T) {
 	b := newTestBoard(2)
 	b.flagMask, b.clean = 0xff, 64
 	payload := func(seq uint64) []byte {
-		n := int(seq*37%uint64(RoundBytes/64)) + 1
+		n := int(seq*37%uint64(layout.RoundBytes/64)) + 1
 		d := make([]byte, n)
 		for i := range d {
 			d[i] = byte((seq*0x9e3779b97f4a7c15 + uint64(i)*0xbf58476d1ce4e5b9) >> 56)
@@ -108,11 +110,11 @@ func TestFlagsWrap(t *testing.T) {
 func TestUnpostedRoundIsAbsent(t *testing.T) {
 	b := newTestBoard(1)
 	b.flagMask, b.clean = 0xff, 64
-	buf := make([]byte, RoundBytes)
+	buf := make([]byte, layout.RoundBytes)
 	for seq := uint64(1); seq <= 3000; seq++ {
-		n := LineBytes
+		n := layout.LineBytes
 		if seq%(Slots*3) == 1 {
-			n = RoundBytes // now and then a long round leaves old lines behind
+			n = layout.RoundBytes // now and then a long round leaves old lines behind
 		}
 		for l := 0; l < Lines(n); l++ {
 			if b.Arrived(0, seq, l) {
@@ -150,7 +152,7 @@ func TestNewBoardRejectsShortParts(t *testing.T) {
 // BenchmarkPutGet is one rank's post and one read of it, in one goroutine:
 // the board's own cost per byte, without any cache traffic between cores.
 func BenchmarkPutGet(b *testing.B) {
-	for _, n := range []int{8, 1024, RoundBytes} {
+	for _, n := range []int{8, 1024, layout.RoundBytes} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			bd := newTestBoard(1)
 			src, dst := make([]byte, n), make([]byte, n)
@@ -176,7 +178,7 @@ func TestGetReportsTheFirstMissingLine(t *testing.T) {
 		saved := vectorLines
 		vectorLines = vec
 		b := newTestBoard(1)
-		const n = 7*LineBytes + 3 // odd tail, blocks of two lines and one
+		const n = 7*layout.LineBytes + 3 // odd tail, blocks of two lines and one
 		data := make([]byte, n)
 		for i := range data {
 			data[i] = byte(i*13 + 1)
@@ -191,8 +193,8 @@ func TestGetReportsTheFirstMissingLine(t *testing.T) {
 			if m := b.Get(0, seq, 2, got); m != miss {
 				t.Fatalf("vector %v: line %d stale, Get = %d", vec, miss, m)
 			}
-			if !bytes.Equal(got[:miss*LineBytes], data[:miss*LineBytes]) {
-				t.Fatalf("vector %v: line %d stale, the lines before it read %x, want %x", vec, miss, got[:miss*LineBytes], data[:miss*LineBytes])
+			if !bytes.Equal(got[:miss*layout.LineBytes], data[:miss*layout.LineBytes]) {
+				t.Fatalf("vector %v: line %d stale, the lines before it read %x, want %x", vec, miss, got[:miss*layout.LineBytes], data[:miss*layout.LineBytes])
 			}
 		}
 		vectorLines = saved

@@ -1,6 +1,6 @@
 //go:build amd64 && !race && !purego
 
-package oneshot
+package board
 
 import "golang.org/x/sys/cpu"
 
