@@ -15,11 +15,8 @@ docs/data/cpu16/s16)."""
 import collections, glob, gzip, json, os, re, statistics, sys
 
 
-def scale(d):
-    """--scale DIR: cpu-scale.sh's scale step. Per rank count, per size:
-    Open MPI's median (mpi_n*.txt), then gccl's time (the slowest rank, -a 3)
-    for -t N, -g N and --np N back to back and after a pause (-z 2), with
-    each after-a-pause point's i_max/i_min where recorded."""
+def mpi_medians(d):
+    """Open MPI's median per (ranks, size) from mpi_perf's mpi_n*.txt in d."""
     mpi = {}
     for path in glob.glob(os.path.join(d, "mpi_n*.txt")):
         n = int(re.search(r"_n(\d+)\.txt$", path).group(1))
@@ -27,6 +24,15 @@ def scale(d):
             f = line.split()
             if len(f) >= 3 and f[0].isdigit():
                 mpi[(n, int(f[0]))] = float(f[2])
+    return mpi
+
+
+def scale(d):
+    """--scale DIR: cpu-scale.sh's scale step. Per rank count, per size:
+    Open MPI's median (mpi_n*.txt), then gccl's time (the slowest rank, -a 3)
+    for -t N, -g N and --np N back to back and after a pause (-z 2), with
+    each after-a-pause point's i_max/i_min where recorded."""
+    mpi = mpi_medians(d)
     g = {}
     spread = {}
     for path in glob.glob(os.path.join(d, "gccl_*_n*.jsonl")):
@@ -63,13 +69,7 @@ def ab(d):
     MPI's median, then the base build's and the new build's median
     iteration (the slowest rank, -a 3; the median over the passes) for -t N
     back to back, -t N -z 2 and --np N back to back."""
-    mpi = {}
-    for path in glob.glob(os.path.join(d, "mpi_n*.txt")):
-        n = int(re.search(r"_n(\d+)\.txt$", path).group(1))
-        for line in open(path, errors="replace"):
-            f = line.split()
-            if len(f) >= 3 and f[0].isdigit():
-                mpi[(n, int(f[0]))] = float(f[2])
+    mpi = mpi_medians(d)
     g = collections.defaultdict(list)
     for path in glob.glob(os.path.join(d, "*_n*_p*.jsonl")):
         m = re.search(r"(base|new)_(\w+)_n(\d+)_p\d+\.jsonl$", path)
