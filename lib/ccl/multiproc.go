@@ -14,12 +14,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
-	"github.com/gccl/gccl/lib/board"
 	"github.com/gccl/gccl/lib/bootstrap"
 	"github.com/gccl/gccl/lib/cpuset"
-	"github.com/gccl/gccl/lib/proto"
 	"github.com/gccl/gccl/lib/shm"
 	"github.com/gccl/gccl/lib/transport"
 )
@@ -214,16 +211,6 @@ func hostLabel(host string) string {
 	return host
 }
 
-// rankName names rank r in messages: with its process's host and pid when
-// that process is another one of the job.
-func (j *job) rankName(r int) string {
-	if j == nil || r < 0 || r >= len(j.procOf) || j.procOf[r] == j.self {
-		return fmt.Sprintf("rank %d", r)
-	}
-	p := j.procs[j.procOf[r]]
-	return fmt.Sprintf("rank %d (host %s, pid %d)", r, p.Host, p.Pid)
-}
-
 // offer is what each process brings to the table: the settings every
 // process must share, and its own view of the machine. Process 0's
 // machine view wins, so that every process decides alike.
@@ -357,168 +344,6 @@ type job struct {
 	lost atomic.Bool
 }
 
-// Layout of a process's bell segment: per rank it holds, a header (its
-// operation counters) and per channel a block: the runner's bell, the
-// idle goroutine's bell, the kick word, the count of queued work not yet
-// taken, the bell of the channel as a driver of folded channels, the bell
-// of its wait for the previous plan, and the progress record.
-const (
-	rankHeaderBytes = 64
-	chanBlockBytes  = 640
-	runBellOff      = 0
-	idleBellOff     = 64
-	kickOff         = 128
-	unrunOff        = 136
-	foldBellOff     = 192
-	prevBellOff     = 256
-	progressOff     = 320
-	progressText    = chanBlockBytes - progressOff - 16
-)
-
-// After the channel blocks, a rank's block holds its part of the one-shot
-// board (board.RankBytes).
-func (j *job) rankBlockBytes() int { return j.boardOff() + board.RankBytes }
-
-func (j *job) boardOff() int { return rankHeaderBytes + j.maxCh*chanBlockBytes }
-
-// board is the one-shot board over every rank's part in the segments.
-func (j *job) board(nranks int) *board.Board {
-	parts := make([][]uint64, nranks)
-	for r := range parts {
-		m := j.rankMem(r)[j.boardOff():]
-		parts[r] = unsafe.Slice((*uint64)(unsafe.Pointer(&m[0])), board.RankWords)
-	}
-	return board.NewBoard(parts)
-}
-
-// rankMem is rank r's block in its process's segment.
-func (j *job) rankMem(r int) []byte {
-	n := j.rankBlockBytes()
-	return j.bells[j.procOf[r]].Data()[j.slotOf[r]*n : (j.slotOf[r]+1)*n]
-}
-
-func (j *job) chanMem(r, ch int) []byte {
-	m := j.rankMem(r)[rankHeaderBytes+ch*chanBlockBytes:]
-	return m[:chanBlockBytes]
-}
-
-// rankProgress is rank r's operation counters.
-func (j *job) rankProgress(r int) *opCounters {
-	return (*opCounters)(unsafe.Pointer(&j.rankMem(r)[0]))
-}
-
-// opCounters mirror a communicator's stream in shared memory, for the hang
-// dump of any process: enqueued is written by the rank's calling
-// goroutine, finished by its channel goroutines; read by dumps. fold is
-// the communicator's fold mark (Comm.fold), read by the kicks of other
-// processes too (remoteKick).
-type opCounters struct {
-	enqueued, finished atomic.Uint64
-	fold               foldMark
-}
-
-// progress is a channel's record of its current wait: written by the
-// channel's runner when a wait parks (and cleared when it resumes), read
-// by dumps in any process. seq is odd while the text is being written.
-type progress struct {
-	seq     atomic.Uint32
-	waiting atomic.Uint32
-	n       atomic.Uint32
-	_       uint32
-	text    [progressText]byte
-}
-
-func (j *job) progressOf(r, ch int) *progress {
-	return (*progress)(unsafe.Pointer(&j.chanMem(r, ch)[progressOff]))
-}
-
-func (p *progress) set(what string) {
-	p.seq.Add(1)
-	n := copy(p.text[:], what)
-	p.n.Store(uint32(n))
-	p.waiting.Store(1)
-	p.seq.Add(1)
-}
-
-func (p *progress) clear() { p.waiting.Store(0) }
-
-// read returns the recorded wait, or "" when the channel is not waiting.
-func (p *progress) read() string {
-	for try := 0; try < 100; try++ {
-		s := p.seq.Load()
-		if s%2 == 1 {
-			runtime.Gosched()
-			continue
-		}
-		if p.waiting.Load() == 0 {
-			return ""
-		}
-		text := string(p.text[:min(int(p.n.Load()), progressText)])
-		if p.seq.Load() == s {
-			return text
-		}
-	}
-	return "(being updated)"
-}
-
-func (j *job) bell(r, ch, off int) *proto.Bell { return proto.BellAt(j.chanMem(r, ch)[off:]) }
-
-func (j *job) kickWord(r, ch int) *atomic.Uint32 {
-	return (*atomic.Uint32)(unsafe.Pointer(&j.chanMem(r, ch)[kickOff]))
-}
-
-// unrunWord counts channel ch of rank r's queued work not yet taken by a
-// runner: added to by the owner's post after queueing, taken from by its
-// runner as it takes work; read by kickers in any process, which ring the
-// idle goroutine only when there is work for it.
-func (j *job) unrunWord(r, ch int) *atomic.Int64 {
-	return (*atomic.Int64)(unsafe.Pointer(&j.chanMem(r, ch)[unrunOff]))
-}
-
-// remoteWaiter wakes channel ch of rank r, which another process runs.
-func (j *job) remoteWaiter(r, ch int) *proto.Waiter {
-	return proto.RemoteWaiter(j.bell(r, ch, runBellOff))
-}
-
-// remoteKick asks channel ch of rank r in another process to run its
-// queued work (the kick of a waiter whose peer has not started). While
-// rank r's last folded plan runs, channel ch's part is its driver's, and
-// the kick goes to the driver's channel too.
-func (j *job) remoteKick(r, ch int) func() {
-	kick := j.kickChannel(r, ch)
-	if ch == 0 {
-		return kick // its own driver whenever it folds
-	}
-	oc := j.rankProgress(r)
-	drivers := make([]func(), ch) // the kicks of the channels that may drive ch
-	for d := range drivers {
-		drivers[d] = j.kickChannel(r, d)
-	}
-	return func() {
-		kick()
-		if d, ok := oc.fold.driverOf(ch, oc.finished.Load()); ok {
-			drivers[d]()
-		}
-	}
-}
-
-// kickChannel is remoteKick of channel ch alone.
-func (j *job) kickChannel(r, ch int) func() {
-	kick, unrun, idle := j.kickWord(r, ch), j.unrunWord(r, ch), proto.RemoteWaiter(j.bell(r, ch, idleBellOff))
-	return func() {
-		// The Dekker pair with post: it counts its work in unrun, then
-		// takes the kick; this sets the kick, then looks at unrun. Work
-		// that is not counted yet will see the kick. A wake when nothing is
-		// queued would only get the idle goroutine to yield against its
-		// own process's caller (measured: 4 processes on 2 cores, 8 B
-		// allreduce, ~20 -> ~9.5 us median without those wakes).
-		kick.Store(1)
-		if unrun.Load() > 0 {
-			idle.Wake()
-		}
-	}
-}
-
 // initJob builds the world of a set of communicators across processes once
 // the bootstrap has gathered every process.
 func initJob(nranks int, id UniqueID, set settings, link *bootstrap.Client) ([]*Comm, error) {
@@ -628,43 +453,6 @@ func joinWait(t time.Duration) time.Duration {
 	return t
 }
 
-// mapBells creates this process's bell segment and maps every other
-// process's. Whoever opens a segment first creates it (zeroed, the same
-// size either way); the last of the processes to map it removes its name.
-func (j *job) mapBells(timeout time.Duration) error {
-	j.bells = make([]*shm.Segment, len(j.procs))
-	order := make([]int, 0, len(j.procs))
-	order = append(order, j.self)
-	for i := range j.procs {
-		if i != j.self {
-			order = append(order, i)
-		}
-	}
-	mapped := uint32(0)
-	for _, pi := range order {
-		if !j.local(pi) {
-			continue // another host's: its bells are out of reach, and not needed
-		}
-		mapped++
-		name := fmt.Sprintf("%s-bells-%d", j.prefix, pi)
-		size := max(len(j.procs[pi].Ranks)*j.rankBlockBytes(), 4096)
-		seg, err := shm.Open(j.dir, name, size, nil, joinWait(timeout), nil)
-		if err != nil {
-			return fmt.Errorf("ccl: InitRanks: %w", err)
-		}
-		j.bells[pi] = seg
-	}
-	for _, seg := range j.bells {
-		if seg != nil {
-			seg.MarkMapped(mapped)
-		}
-	}
-	return nil
-}
-
-// local reports whether process pi runs on this process's host.
-func (j *job) local(pi int) bool { return j.procs[pi].HostID == j.procs[j.self].HostID }
-
 // listen starts the network transport when the job spans hosts: a
 // listener on the interface GCCL_SOCKET_IFNAME picks, whose address every
 // process learns through the bootstrap. Every process takes part in the
@@ -711,130 +499,6 @@ func (j *job) listen(w *world) error {
 		},
 	})
 	return nil
-}
-
-// ringAll wakes every local waiter asleep on a bell (an abort).
-func (j *job) ringAll() {
-	j.mu.RLock()
-	defer j.mu.RUnlock()
-	if j.closed {
-		return
-	}
-	for _, r := range j.procs[j.self].Ranks {
-		for ch := 0; ch < j.maxCh; ch++ {
-			j.bell(r, ch, runBellOff).Interrupt()
-			j.bell(r, ch, idleBellOff).Interrupt()
-			j.bell(r, ch, foldBellOff).Interrupt()
-			j.bell(r, ch, prevBellOff).Interrupt()
-		}
-	}
-}
-
-// ringIdle wakes rank r's idle goroutines (its Destroy).
-func (j *job) ringIdle(r int) {
-	j.mu.RLock()
-	defer j.mu.RUnlock()
-	if j.closed {
-		return
-	}
-	for ch := 0; ch < j.maxCh; ch++ {
-		j.bell(r, ch, idleBellOff).Interrupt()
-	}
-}
-
-// jobRegistry is this process's sets across processes whose segments may
-// still have names: added when a set's prefix is known, removed when its
-// bells are unmapped. Guarded by mu (InitRanks and Destroy on any
-// goroutine, RemoveSegments on a signal's).
-type jobRegistry struct {
-	mu sync.Mutex
-	m  map[*job]struct{}
-}
-
-var liveJobs jobRegistry
-
-func (l *jobRegistry) add(j *job) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.m == nil {
-		l.m = map[*job]struct{}{}
-	}
-	l.m[j] = struct{}{}
-}
-
-func (l *jobRegistry) remove(j *job) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	delete(l.m, j)
-}
-
-// RemoveSegments removes the names of every shared-memory segment of this
-// process's sets across processes (the mappings stay valid), for a
-// process about to exit without Destroy (a second Ctrl-C): a segment it
-// made that a peer had not mapped yet would otherwise keep its name.
-func RemoveSegments() {
-	liveJobs.mu.Lock()
-	defer liveJobs.mu.Unlock()
-	for j := range liveJobs.m {
-		shm.RemovePrefix(j.dir, j.prefix)
-	}
-}
-
-// abandon releases what a set that failed before its world started holds,
-// and removes every segment of the set: the set is lost for every process
-// (this one aborts the link), and a segment whose maker died before this
-// one mapped it would otherwise stay behind (seen with the tests under
-// load: a killed rank 0's bells, left by survivors that failed mapping
-// them).
-func (j *job) abandon() {
-	j.unmap()
-	shm.RemovePrefix(j.dir, j.prefix)
-}
-
-// unmap releases the bell segments (after every local goroutine exited).
-func (j *job) unmap() {
-	liveJobs.remove(j)
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	j.closed = true
-	for _, s := range j.bells {
-		if s != nil {
-			s.Unlink()
-			s.Close()
-		}
-	}
-}
-
-// dump is every rank's progress as the shared segments show it: the
-// operations each rank enqueued and finished, and what each waiting
-// channel waits for (the hang dump).
-func (j *job) dump() string {
-	j.mu.RLock()
-	defer j.mu.RUnlock()
-	if j.closed {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteString("progress of every rank:")
-	for pi, p := range j.procs {
-		if !j.local(pi) {
-			fmt.Fprintf(&b, "\n  ranks %v (host %s, pid %d): on another host, not visible here", p.Ranks, p.Host, p.Pid)
-			continue
-		}
-		for _, r := range p.Ranks {
-			oc := j.rankProgress(r)
-			fmt.Fprintf(&b, "\n  rank %d (host %s, pid %d): %d of %d operations finished", r, p.Host, p.Pid, oc.finished.Load(), oc.enqueued.Load())
-			if pi == j.self {
-				b.WriteString(" [this process]")
-			}
-			for ch := 0; ch < j.maxCh; ch++ {
-				if w := j.progressOf(r, ch).read(); w != "" {
-					fmt.Fprintf(&b, "\n    channel %d waits for %s", ch, w)
-				}
-			}
-		}
-	}
-	return b.String()
 }
 
 // shared is the settings every process of a job must agree on, by name,
