@@ -7,7 +7,7 @@ import (
 	"sync"
 )
 
-// Buffer is safe for concurrent Write, String and Bytes.
+// Buffer is safe for concurrent Write, String, Bytes and Len.
 type Buffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
@@ -24,6 +24,13 @@ func (s *Buffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// Bytes is a copy of what was written so far.
+func (s *Buffer) Bytes() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return bytes.Clone(s.b.Bytes())
 }
 
 // Len is how many bytes were written so far.

@@ -11,28 +11,14 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/gccl/gccl/internal/syncbuf"
 )
 
 // recorder keeps what connections sent it.
-type recorder struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (r *recorder) Write(p []byte) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.b.Write(p)
-}
-
-func (r *recorder) Bytes() []byte {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return bytes.Clone(r.b.Bytes())
-}
+type recorder = syncbuf.Buffer
 
 // listen is a loopback listener closed with the test.
 func listen(t *testing.T) net.Listener {

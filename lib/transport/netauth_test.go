@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gccl/gccl/internal/syncbuf"
 )
 
 // lineLog is a listener's logf that keeps its lines.
@@ -35,22 +37,7 @@ func (g *lineLog) String() string {
 }
 
 // recorder keeps what connections sent it.
-type recorder struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (r *recorder) Write(p []byte) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.b.Write(p)
-}
-
-func (r *recorder) Bytes() []byte {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return bytes.Clone(r.b.Bytes())
-}
+type recorder = syncbuf.Buffer
 
 func listenLoopback(t *testing.T) net.Listener {
 	t.Helper()
