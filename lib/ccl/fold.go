@@ -36,7 +36,7 @@ import (
 // runners spin, the likelier one of them is held up by something else and
 // stalls its ring. Measured on a 64-core Xeon VM, 32 ranks of one process,
 // allreduce (docs/PERFORMANCE.md 5c): 2 channels a rank, 64 runners on 64
-// processors, took 14.7-19.3 ms at 128 KiB and 24-48 ms at 512 KiB-2 MiB,
+// processors, took 14.7-19.3 ms at 128 KiB and 21-48 ms at 512 KiB-2 MiB,
 // the spinning runners holding every processor while the others waited
 // for one (a Go trace of 25 operations: 9.2 s of goroutine time runnable
 // without a processor); folded onto one driver a rank, 0.31-0.36 ms and
