@@ -64,68 +64,40 @@ def scale(d):
             print("| " + " | ".join(row) + " |")
 
 
-def ab(d):
-    """--ab DIR: cpu-scale.sh's abscale step. Per rank count, per size: Open
-    MPI's median, then the base build's and the new build's median
-    iteration (the slowest rank, -a 3; the median over the passes) for -t N
-    back to back, -t N -z 2 and --np N back to back."""
-    mpi = mpi_medians(d)
-    g = collections.defaultdict(list)
-    for path in glob.glob(os.path.join(d, "*_n*_p*.jsonl")):
-        m = re.search(r"(base|new)_(\w+)_n(\d+)_p\d+\.jsonl$", path)
-        b, mode, n = m.group(1), m.group(2), int(m.group(3))
-        for line in open(path):
-            r = json.loads(line)
-            if r.get("placement") == "out-of-place":
-                g[(n, mode, b, r["size"])].append(r.get("median_us") or r["time_us"])
-    modes = ("tb2b", "tz2", "npb2b")
-    for n in sorted({k[0] for k in g}):
-        sizes = sorted({k[3] for k in g if k[0] == n})
-        print(f"\n## {n} ranks: median iteration, us (the slowest rank, median of the passes): base / new")
-        print("| size (B) | Open MPI | " + " | ".join(modes) + " |")
-        print("|---" * (2 + len(modes)) + "|")
-        for s in sizes:
-            row = [str(s), f"{mpi[(n, s)]:.2f}" if (n, s) in mpi else "-"]
-            for mode in modes:
-                cell = []
-                for b in ("base", "new"):
-                    t = g.get((n, mode, b, s))
-                    cell.append(f"{statistics.median(t):.1f}" if t else "-")
-                row.append(" / ".join(cell))
-            print("| " + " | ".join(row) + " |")
-
-
 def variants(d):
-    """--variants DIR: cpu-scale.sh's variants step. Per rank count and mode,
-    per size: each variant's median iteration (the slowest rank, -a 3)."""
-    g, names = {}, []
+    """--variants DIR (or --ab DIR): cpu-scale.sh's variants and abscale
+    steps. Per rank count and mode (tb2b, tz2, npb2b), per size: Open MPI's
+    median where mpi_perf ran beside, then each variant's median iteration
+    (the slowest rank, -a 3; the median over the passes)."""
+    mpi = mpi_medians(d)
+    g, names = collections.defaultdict(list), []
     for path in sorted(glob.glob(os.path.join(d, "*_n*.jsonl"))):
-        m = re.search(r"([^/]+)_(tb2b|tz2)_n(\d+)\.jsonl$", path)
+        m = re.search(r"([^/]+)_(tb2b|tz2|npb2b)_n(\d+)(?:_p\d+)?\.jsonl$", path)
+        if not m:
+            continue
         name, mode, n = m.group(1), m.group(2), int(m.group(3))
         if name not in names:
             names.append(name)
         for line in open(path):
             r = json.loads(line)
             if r.get("placement") == "out-of-place":
-                g[(n, mode, name, r["size"])] = r.get("median_us") or r["time_us"]
+                g[(n, mode, name, r["size"])].append(r.get("median_us") or r["time_us"])
     for n in sorted({k[0] for k in g}):
-        for mode in ("tb2b", "tz2"):
+        for mode in ("tb2b", "tz2", "npb2b"):
             sizes = sorted({k[3] for k in g if k[0] == n and k[1] == mode})
             if not sizes:
                 continue
-            print(f"\n## {n} ranks, {mode}: median iteration, us (the slowest rank)")
-            print("| size (B) | " + " | ".join(names) + " |")
-            print("|---" * (1 + len(names)) + "|")
+            print(f"\n## {n} ranks, {mode}: median iteration, us (the slowest rank, median of the passes)")
+            print("| size (B) | Open MPI | " + " | ".join(names) + " |")
+            print("|---" * (2 + len(names)) + "|")
             for s in sizes:
-                cells = [f"{g[(n, mode, v, s)]:.1f}" if (n, mode, v, s) in g else "-" for v in names]
-                print(f"| {s} | " + " | ".join(cells) + " |")
+                cells = [f"{statistics.median(g[(n, mode, v, s)]):.1f}" if (n, mode, v, s) in g else "-" for v in names]
+                m = f"{mpi[(n, s)]:.2f}" if (n, s) in mpi else "-"
+                print(f"| {s} | {m} | " + " | ".join(cells) + " |")
 
 
-if len(sys.argv) > 2 and sys.argv[1] == "--variants":
+if len(sys.argv) > 2 and sys.argv[1] in ("--variants", "--ab"):
     variants(sys.argv[2])
-    sys.exit(0)
-if len(sys.argv) > 2 and sys.argv[1] == "--ab":
-    ab(sys.argv[2])
     sys.exit(0)
 if len(sys.argv) > 2 and sys.argv[1] == "--scale":
     scale(sys.argv[2])

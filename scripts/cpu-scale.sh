@@ -27,15 +27,15 @@
 #        128 MiB take ~0.3 s an operation: 20 and 5 fit a 9-minute call
 #        better); DEADLINE (seconds from the start) skips the runs that
 #        would not fit, and the archive is written either way.
-# abscale: BIN/allreduce_perf_base beside BIN/allreduce_perf (a change measured
-#        side by side), PASSES (2) passes alternating, at SCALE_RANKS: -t N back
-#        to back and -z 2, and --np N back to back, 8 B..AB_MAX (2M) by 4,
-#        --precision 5% --max-time 200ms, AB_TIMEOUT (120 s) a run; mpi_perf beside (3 reps). Records in
-#        OUT/abscale/, tables by scripts/cpu-scale-summary.py --ab OUT/abscale.
+# abscale: BIN/allreduce_perf_base ("base") beside BIN/allreduce_perf ("new"),
+#        a change measured side by side: variants with -t N back to back and -z 2
+#        and --np N, PASSES (2) passes, mpi_perf beside (3 reps); OUT/abscale/.
 # variants: BIN/allreduce_perf under VARIANTS ("name:VAR=v,VAR=v ..."; "base"
-#        runs BIN/allreduce_perf_base) at SCALE_RANKS, -t N back to back and
-#        -z 2, 8 B..AB_MAX (2M) by 4, as abscale; OUT/variants/, tables by
-#        scripts/cpu-scale-summary.py --variants OUT/variants.
+#        runs BIN/allreduce_perf_base) at SCALE_RANKS (32 16 8), MODES ("tb2b
+#        tz2"; npb2b: --np N), PASSES (1) alternating, 8 B..AB_MAX (2M) by 4,
+#        --precision 5% --max-time 200ms, AB_TIMEOUT (120 s) a run; MPI=1 runs
+#        mpi_perf beside. OUT/variants/; tables by
+#        scripts/cpu-scale-summary.py --variants OUT/variants (or OUT/abscale).
 # spin:  the host's floor for N busy-polling threads, no library in the way
 #        (scripts/spinring/spinring.c): a token round a ring of N spinning
 #        threads and a barrier of N, 2000 rounds, at SCALE_RANKS; OUT/spin.txt.
@@ -158,25 +158,39 @@ if has scale; then
 	python3 "$(dirname "$0")/cpu-scale-summary.py" --scale "$OUT/scale" >"$OUT/scale/summary.txt" 2>&1
 	tar czf "$OUT/scale.tgz" -C "$OUT" scale && log "archive $OUT/scale.tgz"
 fi
-if has variants; then
-	V=$OUT/variants
-	mkdir -p "$V"
-	for n in ${SCALE_RANKS:-32 64}; do
+# variants_step DIR VARIANTS MODES PASSES MPI: the builds and environments of
+# VARIANTS at SCALE_RANKS, each of MODES (tb2b: -t N back to back, tz2: -t N
+# -z 2, npb2b: --np N), PASSES times alternating, 8 B..AB_MAX by 4,
+# --precision 5% --max-time 200ms, AB_TIMEOUT a run; Open MPI beside when
+# MPI is 1. Records DIR/NAME_MODE_nN_pK.jsonl.
+variants_step() {
+	local dir=$1 variants=$2 modes=$3 passes=$4 mpi=$5 n pass mode v name bin env args
+	mkdir -p "$dir"
+	for n in ${SCALE_RANKS:-32 16 8}; do
 		[ "$n" -le "$(nproc)" ] || continue
-		for mode in tb2b tz2; do
-			for v in ${VARIANTS:-base}; do
-				name=${v%%:*} bin="$BIN/allreduce_perf" env=()
-				[ "$name" = base ] && bin="$BIN/allreduce_perf_base"
-				[ "$v" != "$name" ] && IFS=, read -r -a env <<<"${v#*:}"
-				args=(-t "$n" -g 1)
-				[ $mode = tz2 ] && args+=(-z 2)
-				log "variants $name $mode n=$n"
-				env "${env[@]}" timeout "${AB_TIMEOUT:-120}" "$bin" "${args[@]}" -b 8 -e "${AB_MAX:-2M}" -f 4 -n 50 -w 10 -c 0 -a 3 --precision 5% --max-time 200ms \
-					--out-of-place-only --out "$V/${name}_${mode}_n$n.jsonl" --force >"$V/${name}_${mode}_n$n.txt" 2>&1 || log "rc=$?"
+		if [ "$mpi" = 1 ]; then
+			log "$(basename "$dir") mpi n=$n"
+			timeout 120 $MPIRUN -np "$n" /tmp/mpi_perf allreduce 8 "$(numfmt --from=iec "${AB_MAX:-2M}")" 3 >"$dir/mpi_n$n.txt" 2>&1
+		fi
+		for pass in $(seq "$passes"); do
+			for mode in $modes; do
+				for v in $variants; do
+					name=${v%%:*} bin="$BIN/allreduce_perf" env=()
+					[ "$name" = base ] && bin="$BIN/allreduce_perf_base"
+					[ "$v" != "$name" ] && IFS=, read -r -a env <<<"${v#*:}"
+					case $mode in tb2b) args=(-t "$n" -g 1) ;; tz2) args=(-t "$n" -g 1 -z 2) ;; npb2b) args=(--np "$n") ;; esac
+					log "$(basename "$dir") $name $mode n=$n pass=$pass"
+					env "${env[@]}" timeout "${AB_TIMEOUT:-120}" "$bin" "${args[@]}" -b 8 -e "${AB_MAX:-2M}" -f 4 -n 50 -w 10 -c 0 -a 3 \
+						--precision 5% --max-time 200ms --out-of-place-only \
+						--out "$dir/${name}_${mode}_n${n}_p$pass.jsonl" --force >"$dir/${name}_${mode}_n${n}_p$pass.txt" 2>&1 || log "rc=$?"
+				done
 			done
 		done
 	done
-	tar czf "$OUT/variants.tgz" -C "$OUT" variants && log "archive $OUT/variants.tgz"
+	tar czf "$dir.tgz" -C "$(dirname "$dir")" "$(basename "$dir")" && log "archive $dir.tgz"
+}
+if has variants; then
+	variants_step "$OUT/variants" "${VARIANTS:-base}" "${MODES:-tb2b tz2}" "${PASSES:-1}" "${MPI:-0}"
 fi
 if has spin; then
 	cc -O2 -pthread -o /tmp/spinring "$(dirname "$0")/spinring/spinring.c" || exit 1
@@ -189,27 +203,7 @@ if has spin; then
 	cat "$OUT/spin.txt"
 fi
 if has abscale; then
-	A=$OUT/abscale
-	mkdir -p "$A"
-	for n in ${SCALE_RANKS:-32 16 8}; do
-		[ "$n" -le "$(nproc)" ] || continue
-		log "abscale mpi n=$n"
-		timeout 120 $MPIRUN -np "$n" /tmp/mpi_perf allreduce 8 "$(numfmt --from=iec "${AB_MAX:-2M}")" 3 >"$A/mpi_n$n.txt" 2>&1
-		for pass in $(seq "${PASSES:-2}"); do
-			for b in base new; do
-				bin="$BIN/allreduce_perf"
-				[ $b = base ] && bin="$BIN/allreduce_perf_base"
-				for mode in tb2b tz2 npb2b; do
-					case $mode in tb2b) args=(-t "$n" -g 1) ;; tz2) args=(-t "$n" -g 1 -z 2) ;; npb2b) args=(--np "$n") ;; esac
-					[ $mode = npb2b ] && [ "$pass" -gt 1 ] && continue
-					log "abscale $b $mode n=$n pass=$pass"
-					timeout "${AB_TIMEOUT:-120}" "$bin" "${args[@]}" -b 8 -e "${AB_MAX:-2M}" -f 4 -n 50 -w 10 -c 0 -a 3 --precision 5% --max-time 200ms \
-						--out-of-place-only --out "$A/${b}_${mode}_n${n}_p$pass.jsonl" --force >"$A/${b}_${mode}_n${n}_p$pass.txt" 2>&1 || log "rc=$?"
-				done
-			done
-		done
-	done
-	tar czf "$OUT/abscale.tgz" -C "$OUT" abscale && log "archive $OUT/abscale.tgz"
+	variants_step "$OUT/abscale" "base new" "tb2b tz2 npb2b" "${PASSES:-2}" 1
 fi
 if has diag; then
 	D=$OUT/diag
