@@ -78,6 +78,14 @@ func TestHelperProcess(t *testing.T) {
 		countSignals(rank, 2)
 	case "die1": // rank 1 dies of the first SIGINT; the others stop at the second
 		if rank == 1 {
+			// It dies a little after the signal, so that the others have
+			// read the first SIGINT when the launcher sends the second: a
+			// Go process that gets two before reading the first sees one
+			// (CI saw [1 0 1] when rank 1 died at once).
+			waitSignal(syscall.SIGINT)
+			time.Sleep(200 * time.Millisecond)
+			signal.Reset(syscall.SIGINT)
+			syscall.Kill(os.Getpid(), syscall.SIGINT)
 			time.Sleep(time.Minute)
 		}
 		countSignals(rank, 2)
