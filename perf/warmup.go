@@ -65,23 +65,50 @@ func (e *engine) warmUp(r *runner, sizes []int64, ops []reduce.Op, roots []int, 
 	return nil
 }
 
-// warmChunk is how many warm-up operations run between two looks at
-// the interrupt: a process of a job may not stop alone, so the processes
-// agree to stop between chunks (a 64 MiB warm-up on 4 processes of a
-// 2-core machine runs ~400 operations of ~50 ms).
-const warmChunk = 8
+// Warm-up operations run in chunks, between which the processes look at
+// the interrupt together (a process of a job may not stop alone). A chunk
+// starts at warmChunkMin operations and doubles up to warmChunkMax, or to
+// warmChunkBytes of data, whichever is less: a 64 MiB warm-up on 4
+// processes of a 2-core machine (~50 ms an operation) still looks every
+// warmChunkMin operations, while the first size's -n extra operations at
+// 8 B do not hand the thread's ranks between goroutines and synchronise
+// every 8 operations (at -n 200000 that cost more than the timed loop,
+// and woke the scheduler ~90000 times). The schedule depends only on the
+// size, so every process cuts its chunks at the same operations.
+const (
+	warmChunkMin   = 8
+	warmChunkMax   = 1024
+	warmChunkBytes = 256 << 20
+)
+
+// warmChunks returns the ends of the chunks of ops warm-up operations of
+// bytes each: a pure schedule.
+func warmChunks(ops int, bytes int64) []int {
+	limit := warmChunkMax
+	if bytes > 0 {
+		limit = int(min(int64(warmChunkMax), max(warmChunkBytes/bytes, warmChunkMin)))
+	}
+	var ends []int
+	for done, chunk := 0, warmChunkMin; done < ops; chunk = min(2*chunk, limit) {
+		done = min(done+chunk, ops)
+		ends = append(ends, done)
+	}
+	return ends
+}
 
 // warmPoint runs ops operations on every rank of every thread, back to
-// back, and waits for them, in chunks of warmChunk between which a signal
+// back, and waits for them, in chunks (warmChunks) between which a signal
 // stops it (errInterrupted), agreed over the job.
 func (r *runner) warmPoint(p point, inPlace bool, ops int) error {
-	for done := 0; done < ops; done += warmChunk {
+	done := 0
+	for _, end := range warmChunks(ops, p.bytes) {
 		if stop, err := r.job.any(r.signalled()); err != nil || stop {
 			return cmp.Or(err, errInterrupted)
 		}
-		if err := r.warmOps(p, inPlace, done, min(done+warmChunk, ops)); err != nil {
+		if err := r.warmOps(p, inPlace, done, end); err != nil {
 			return err
 		}
+		done = end
 	}
 	return nil
 }

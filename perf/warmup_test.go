@@ -93,3 +93,53 @@ func TestWarmUpLeavesOutputAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestWarmChunks checks the warm-up's chunk schedule for every count up to
+// a few thousand and sizes from 1 B to 1 GiB: the chunks cover the
+// operations exactly, start at warmChunkMin, never shrink but for the
+// last, double until the limit, and hold no more than warmChunkBytes of
+// data unless at warmChunkMin.
+func TestWarmChunks(t *testing.T) {
+	for _, bytes := range []int64{0, 1, 8, 4096, 1 << 20, 64 << 20, 1 << 30} {
+		limit := warmChunkMax
+		if bytes > 0 {
+			limit = int(min(int64(warmChunkMax), max(warmChunkBytes/bytes, warmChunkMin)))
+		}
+		for ops := 0; ops <= 5000; ops++ {
+			ends := warmChunks(ops, bytes)
+			if ops == 0 {
+				if len(ends) != 0 {
+					t.Fatalf("ops 0: chunks %v", ends)
+				}
+				continue
+			}
+			if ends[len(ends)-1] != ops {
+				t.Fatalf("ops %d bytes %d: last end %d", ops, bytes, ends[len(ends)-1])
+			}
+			prev, prevChunk := 0, 0
+			for i, end := range ends {
+				chunk := end - prev
+				last := i == len(ends)-1
+				switch {
+				case chunk <= 0:
+					t.Fatalf("ops %d bytes %d: empty chunk at %d: %v", ops, bytes, i, ends)
+				case chunk > limit && chunk > warmChunkMin:
+					t.Fatalf("ops %d bytes %d: chunk %d over the limit %d", ops, bytes, chunk, limit)
+				case i == 0 && !last && chunk != warmChunkMin:
+					t.Fatalf("ops %d bytes %d: first chunk %d, want %d", ops, bytes, chunk, warmChunkMin)
+				case i > 0 && !last && chunk != min(2*prevChunk, limit):
+					t.Fatalf("ops %d bytes %d: chunk %d after %d, want %d", ops, bytes, chunk, prevChunk, min(2*prevChunk, limit))
+				}
+				prev, prevChunk = end, chunk
+			}
+		}
+	}
+	// The figures the comment gives: 200000 operations of 8 B take about
+	// 200 chunks, not 25000; 64 MiB operations stay at warmChunkMin.
+	if n := len(warmChunks(200000, 8)); n > 210 {
+		t.Errorf("200000 ops of 8 B: %d chunks", n)
+	}
+	if ends := warmChunks(40, 64<<20); len(ends) != 5 {
+		t.Errorf("40 ops of 64 MiB: chunks %v, want 5 of 8", ends)
+	}
+}

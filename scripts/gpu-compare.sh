@@ -33,11 +33,14 @@
 #   cputime  -C 1 (nccl-tests' cputime: host time to the last enqueue), allreduce,
 #            allgather, sendrecv, small sizes, CPU_PASSES (2): nt, gccl
 #   g1       -g 1 (GPU 0) allreduce and sendrecv, small sizes, -n G1_ITERS (200),
-#            G1_PASSES (3): nt, gccl
+#            G1_PASSES (3): nt, gccl and G1_VARIANTS (e.g. gcclold: $BIN/tune-old, another build)
 #   hostcost -g 1 host cost bisected (scripts/hostcost/nccl-hostcost.c): one ncclAllReduce call
 #            a loop of HC_ITERS (1000), 8 B and 64 KiB, with NCCL initialised
 #            as nccl-tests does or as gccl does, on ncclMemAlloc or cudaMalloc
 #            buffers, beside nt and gccl -g 1 -n HC_ITERS -C 1; HC_PASSES (3)
+#   rusage   -g 1 allreduce 8 B at RU_SHORT (2000) and RU_LONG (100000) iterations under
+#            scripts/hostcost/rusage.py, RU_PASSES (3): nt, gccl and RU_VARIANTS (names of
+#            EXTRA_VARIANTS): the host's CPU time, context switches and threads a call
 #   logs     NCCL's choices (NCCL_DEBUG_SUBSYS=TUNING,INIT,ENV), every collective,
 #            8 B-8 MiB by 4, -n 2 -w 1: nt, gccl, plugin
 #   live     a table from a 4-GPU sweep (tune sweep --backend nccl, LIVE_COLLS,
@@ -170,6 +173,7 @@ cmd() {
 	gcclmpig) echo "$MPIRUN -x GOMAXPROCS=$(($(nproc) / N)) $BIN/tune _perf $p --backend nccl $*" ;;
 	gcclnpunbound) echo "$BIN/tune _perf $p --backend nccl --np $N --bind-to none $*" ;;
 	gcclnpold) echo "$BIN/tune-old _perf $p --backend nccl --np $N $*" ;;
+	gcclold) echo "$BIN/tune-old _perf $p --backend nccl $*" ;;
 	nthosts) echo "$MPIRUN $HOSTWRAP $NTM/build/$p $*" ;;
 	gcclhosts) echo "$BIN/tune _perf $p --backend nccl --np $N --hosts 2 $*" ;;
 	gcclhostsplugin) echo "$BIN/tune _perf $p --backend nccl --np $N --hosts 2 --tuning-file $EMPTY $*" ;;
@@ -237,7 +241,7 @@ if has np || has hosts; then
 	build_ntm
 	log "$(tail -1 "$W/build-mpi.log")"
 fi
-if has small || has large || has graph || has cputime || has g1 || has logs || has hostcost; then build_nt; fi
+if has small || has large || has graph || has cputime || has g1 || has logs || has hostcost || has rusage; then build_nt; fi
 
 if has live; then
 	LIVE_COLLS=${LIVE_COLLS:-allgather,reducescatter}
@@ -342,8 +346,27 @@ if has g1; then
 	log "g1: -g 1, ${G1_PASSES:-3} passes"
 	for pass in $(seq 1 "${G1_PASSES:-3}"); do
 		for c in all_reduce sendrecv; do
-			for v in $(rotate "$pass" nt gccl); do
+			for v in $(rotate "$pass" nt gccl ${G1_VARIANTS:-}); do
 				run1 g1 "$pass" "$v" "$c" 60 -g 1 $SMALL -n "${G1_ITERS:-200}" -w 20 -c 0
+			done
+		done
+	done
+fi
+if has rusage; then
+	# What one -g 1 call costs the host beyond the GPU's time: the same run at
+	# two iteration counts, each under scripts/hostcost/rusage.py (wall, user
+	# and system CPU, context switches, threads); the difference over the
+	# difference of iterations is per call, start-up and NCCL's set-up cancel.
+	log "rusage: ${RU_PASSES:-3} passes"
+	for pass in $(seq 1 "${RU_PASSES:-3}"); do
+		for v in $(rotate "$pass" nt gccl ${RU_VARIANTS:-}); do
+			for n in "${RU_SHORT:-2000}" "${RU_LONG:-100000}"; do
+				line="$(cmd "$v" all_reduce -g 1 -b 8 -e 8 -n "$n" -w 100 -c 0)"
+				{
+					echo "### $line"
+					timeout -s KILL 90 python3 "$HERE/hostcost/rusage.py" $line
+				} >"$W/raw/rusage_${v}_n${n}_p$pass.txt" 2>&1
+				echo "rusage $v n=$n pass $pass: $(tail -1 "$W/raw/rusage_${v}_n${n}_p$pass.txt")" >>"$W/timing.txt"
 			done
 		done
 	done
