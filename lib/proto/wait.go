@@ -1,93 +1,17 @@
+// wait.go: the Waiter and its wait policy: spin, yield, park, with the
+// back-off of the long spin, and the wake of a poster. The abort signal is
+// in abort.go, bells across processes in bell.go, folded waits in fold.go.
+
 package proto
 
 import (
-	"errors"
 	"fmt"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/gccl/gccl/lib/shm"
 )
-
-// ErrAborted is returned by every wait once the communicator is aborted.
-var ErrAborted = errors.New("communicator aborted")
-
-// ErrTimeout is wrapped by a wait that saw no progress within the timeout.
-var ErrTimeout = errors.New("timed out")
-
-// Abort is the abort signal shared by every goroutine of a set of
-// communicators. Set once; never reset.
-type Abort struct {
-	// set is written once by Trigger (any goroutine) and loaded by every wait.
-	set  atomic.Bool
-	once sync.Once
-	done chan struct{} // closed by Trigger: wakes parked waiters
-	err  error         // written once inside once.Do, before done is closed
-
-	mu    sync.Mutex
-	hooks []func() // guarded by mu: run by Trigger (waiters asleep on a futex)
-}
-
-// OnTrigger runs fn when the abort triggers (at once if it has): how a
-// waiter asleep on a futex, which no Go channel can wake, hears of it.
-func (a *Abort) OnTrigger(fn func()) {
-	a.mu.Lock()
-	if !a.set.Load() {
-		a.hooks = append(a.hooks, fn)
-		a.mu.Unlock()
-		return
-	}
-	a.mu.Unlock()
-	fn()
-}
-
-// NewAbort returns an untriggered abort signal.
-func NewAbort() *Abort { return &Abort{done: make(chan struct{})} }
-
-// Trigger aborts with cause (the first cause wins). Safe from any goroutine.
-func (a *Abort) Trigger(cause error) {
-	a.once.Do(func() {
-		if cause == nil {
-			cause = ErrAborted
-		}
-		a.err = cause
-		a.mu.Lock()
-		a.set.Store(true)
-		hooks := a.hooks
-		a.hooks = nil
-		a.mu.Unlock()
-		close(a.done)
-		for _, fn := range hooks {
-			fn()
-		}
-	})
-}
-
-// Aborted reports whether Trigger was called.
-func (a *Abort) Aborted() bool { return a.set.Load() }
-
-// Err returns the first cause, wrapped so that errors.Is(err, ErrAborted)
-// holds, or nil before Trigger.
-func (a *Abort) Err() error {
-	if !a.set.Load() {
-		return nil // small enough to inline: every call checks it
-	}
-	return a.cause()
-}
-
-func (a *Abort) cause() error {
-	<-a.done // err is published before done is closed
-	if errors.Is(a.err, ErrAborted) {
-		return a.err
-	}
-	return fmt.Errorf("%w: %w", ErrAborted, a.err)
-}
-
-// Done is closed when the abort is triggered.
-func (a *Abort) Done() <-chan struct{} { return a.done }
 
 // Wait policy: spin on the word, then yield the processor, then park.
 // Spinning is short: Go preempts a spinning goroutine only after 10 ms, so a
@@ -179,138 +103,9 @@ type Waiter struct {
 	_    [cacheLine]byte
 }
 
-// Suspender is the driver of folded channels: several channels' work run
-// as coroutines of one goroutine, so that a rank's channels past the
-// processors take one processor, not one each.
-type Suspender interface {
-	// Suspend hands the processor back to the driver until it resumes
-	// the wait, and returns what the wait does then. begin is true on the
-	// first suspension of a wait. It takes none of the wait's closures, so
-	// they stay on the waiting goroutine's stack (a wait allocates nothing).
-	Suspend(begin bool) FoldCmd
-}
-
-// FoldCmd is what a driver resumes a folded wait with.
-type FoldCmd uint8
-
-const (
-	FoldLook    FoldCmd = iota // look at the word again
-	FoldKick                   // kick the peer (once a wait), then look
-	FoldAbort                  // the communicators aborted: return the error
-	FoldTimeout                // the wait has lasted Timeout: return ErrTimeout
-	FoldStopped                // the driver is gone (its communicator destroyed): return ErrAborted
-)
-
-// foldWait is a wait of a folded channel: its goroutine is a coroutine of
-// the driver, which resumes it to look at the word, to kick the peer, or
-// to end it.
-func (w *Waiter) foldWait(ready func() bool, kick func(), what func() string) error {
-	kicked := kick == nil
-	for begin := true; ; begin = false {
-		switch w.Fold.Suspend(begin) {
-		case FoldKick:
-			if !kicked {
-				kicked = true
-				kick()
-			}
-		case FoldAbort:
-			if err := w.Abort.Err(); err != nil {
-				return err
-			}
-		case FoldTimeout:
-			return fmt.Errorf("%w after %v waiting for %s", ErrTimeout, w.Timeout, what())
-		case FoldStopped:
-			return fmt.Errorf("%w: the channel's driver stopped while waiting for %s", ErrAborted, what())
-		}
-		if ready() {
-			return nil
-		}
-	}
-}
-
 // cacheLine is the padding that keeps words apart: a cache line on the
 // CPUs this runs on.
 const cacheLine = 64
-
-// Bell is a waiter's doorbell in memory shared between processes: a
-// poster that may run in another process wakes the waiter through it. It
-// holds no Go pointers; place it with BellAt.
-type Bell struct {
-	// sleeping is 1 while the waiter may be asleep: written by the waiter
-	// only, read by posters after they publish (the Dekker pair of Waiter).
-	sleeping atomic.Uint32
-	// seq is the futex word: posters that see sleeping bump it and wake;
-	// the waiter sleeps only while it holds the value it read before
-	// setting sleeping, so no wake is lost.
-	seq atomic.Uint32
-	// relay, while not 0, is the distance in bytes from this bell to the
-	// bell a ring goes to instead: that of the driver of a folded channel
-	// (Waiter.ParkFor), which sleeps once for all its channels. A distance,
-	// not a pointer: every process maps the segment at its own address,
-	// and both bells lie in it. Written by the driver (before it sets
-	// sleeping, and cleared after it clears it); read by posters that saw
-	// sleeping.
-	relay atomic.Int64
-}
-
-// BellBytes is the room a bell takes (its own cache line).
-const BellBytes = 64
-
-// BellAt is the bell at the start of mem (BellBytes bytes, 8-byte aligned,
-// usually in a shared segment).
-func BellAt(mem []byte) *Bell {
-	if len(mem) < BellBytes {
-		panic("proto: BellAt: short memory")
-	}
-	return (*Bell)(unsafe.Pointer(&mem[0]))
-}
-
-// ring wakes the bell's waiter if it may be asleep, or the driver it
-// relays to.
-func (b *Bell) ring() {
-	if b.sleeping.Load() != 0 {
-		if d := b.relay.Load(); d != 0 {
-			b = (*Bell)(unsafe.Add(unsafe.Pointer(b), d))
-		}
-		b.seq.Add(1)
-		shm.FutexWake(&b.seq, 1)
-	}
-}
-
-// relayTo marks the bell's waiter asleep with its rings relayed to the
-// bell to, in the same mapping (ParkFor).
-func (b *Bell) relayTo(to *Bell) {
-	b.relay.Store(int64(uintptr(unsafe.Pointer(to)) - uintptr(unsafe.Pointer(b))))
-	b.sleeping.Store(1)
-}
-
-// unrelay undoes relayTo.
-func (b *Bell) unrelay() {
-	b.sleeping.Store(0)
-	b.relay.Store(0)
-}
-
-// Interrupt wakes the bell's waiter even if it does not look asleep: its
-// abort signal fired, which no futex sees. The owner of the bell's memory
-// registers it with the abort (Abort.OnTrigger) while the memory is mapped.
-func (b *Bell) Interrupt() {
-	b.seq.Add(1)
-	shm.FutexWake(&b.seq, 1)
-}
-
-// NewBellWaiter is NewWaiter for a goroutine that posters in other
-// processes must be able to wake: it sleeps on bell. Local posters wake it
-// through the same bell. The caller arranges for bell.Interrupt to run when
-// abort triggers.
-func NewBellWaiter(abort *Abort, timeout time.Duration, bell *Bell) *Waiter {
-	w := NewWaiter(abort, timeout)
-	w.bell = bell
-	return w
-}
-
-// RemoteWaiter stands in this process for a waiter of another process:
-// Wake rings its bell. It is only ever woken, never waited on.
-func RemoteWaiter(bell *Bell) *Waiter { return &Waiter{bell: bell} }
 
 // spinBackoff is the most waits that skip the long spin after misses.
 const spinBackoff = 256
@@ -351,43 +146,6 @@ func (w *Waiter) wake1() bool {
 		}
 	}
 	return false
-}
-
-// ParkFor parks w, the driver of folded channels, until ready, on behalf
-// of every waiter in from: a post that would wake one of them wakes w.
-// start is when the longest of their waits began (the timeout counts from
-// it). Waiters on bells (a world across processes) relay through their
-// bells to w's, which must then lie in the same shared mapping.
-func (w *Waiter) ParkFor(from []*Waiter, ready func() bool, what func() string, start time.Time) error {
-	// Relays first, then sleeping (the word posters look at), then park's
-	// look at ready: a poster that published before a look sees sleeping
-	// set and finds the relay. w's own sleeping is set by park before its
-	// look, which a relayed wake does not need: wake is buffered, so a
-	// wake that comes before w sleeps is kept; a relayed ring bumps the
-	// futex word, so a ring that comes before w sleeps ends its sleep.
-	for _, f := range from {
-		if f.bell != nil && w.bell == nil {
-			return fmt.Errorf("proto: ParkFor: a waiter on a bell needs a driver on a bell (%s)", what())
-		}
-	}
-	for _, f := range from {
-		if f.bell != nil {
-			f.bell.relayTo(w.bell)
-			continue
-		}
-		f.relay.Store(w)
-		f.sleeping.Store(1)
-	}
-	err := w.park(ready, what, start)
-	for _, f := range from {
-		if f.bell != nil {
-			f.bell.unrelay()
-			continue
-		}
-		f.sleeping.Store(0)
-		f.relay.Store(nil)
-	}
-	return err
 }
 
 // Wait returns nil once ready() is true, ErrAborted (wrapped) if the abort
@@ -579,45 +337,3 @@ func (w *Waiter) park(ready func() bool, what func() string, start time.Time) er
 		}
 	}
 }
-
-// parkBell is park on the bell's futex. The sleep is capped (bellNap) so
-// that a lost wake-up, which the protocol rules out, could cost no more
-// than a nap.
-func (w *Waiter) parkBell(ready func() bool, what func() string, start time.Time) error {
-	b := w.bell
-	if w.OnPark != nil {
-		w.OnPark(what())
-		defer w.OnResume()
-	}
-	for {
-		if w.Abort.Aborted() {
-			return w.Abort.Err()
-		}
-		seq := b.seq.Load()
-		b.sleeping.Store(1)
-		if ready() {
-			b.sleeping.Store(0)
-			return nil
-		}
-		nap := bellNap
-		if w.Timeout > 0 {
-			left := w.Timeout - time.Since(start)
-			if left <= 0 {
-				b.sleeping.Store(0)
-				return fmt.Errorf("%w after %v waiting for %s", ErrTimeout, w.Timeout, what())
-			}
-			nap = min(nap, left)
-		}
-		if !w.Abort.Aborted() {
-			shm.FutexWait(&b.seq, seq, nap)
-		}
-		b.sleeping.Store(0)
-		if ready() {
-			return nil
-		}
-	}
-}
-
-// bellNap is a var only for tests, which lengthen it so that a lost wake
-// shows as a timeout rather than a late nap's end.
-var bellNap = time.Second
