@@ -109,8 +109,8 @@ func (Embedded) Name() string { return "embedded" }
 
 // Init starts n ranks for rc, which perf has resolved against the
 // environment (env.go): the settings that choose a configuration are
-// rc's; the others (tuning and model files, LL buffers, debug, sockets)
-// are be.cfg's.
+// rc's; the others (tuning and model files, LL buffers, debug, sockets,
+// host id, network interface, shared-memory folder) are be.cfg's.
 func (be Embedded) Init(n int, rc RunConfig) ([]Comm, error) {
 	cfg := be.cfg
 	cfg.Proto, cfg.Algo, cfg.NChannels, cfg.MaxNChannels = rc.Proto, rc.Algo, rc.NChannels, rc.MaxNChannels

@@ -20,7 +20,10 @@ import (
 // then labelled by what it forced. The stack is started with the resolved
 // configuration (it reads no variable itself), so nothing changes it
 // behind the labels; the variables that do not choose a configuration
-// (LL buffers, debug, sockets) reach it the same way (stackConfig).
+// (LL buffers, debug, sockets, GCCL_HOSTID, GCCL_SOCKET_IFNAME,
+// GCCL_NET_SPIN, GCCL_SHM_DIR) reach it the same way (stackConfig), and
+// GCCL_TIMEOUT and GCCL_COMM_ID's host reach the bootstrap roots process
+// 0 serves (joinJob).
 
 // envSettings is what the environment asks for, as parsed by the stack.
 type envSettings struct {

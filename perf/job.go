@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"os"
 	"strings"
 	"syscall"
@@ -24,6 +25,7 @@ type job struct {
 	launch bootstrap.Launch
 	link   *bootstrap.Client
 	served *ccl.UniqueID // the link's root, when this process serves it
+	root   ccl.IDOptions // the roots process 0 serves: the link's, and each communicator set's
 	proc   int           // this process's index (its launcher rank)
 	procs  int
 }
@@ -34,8 +36,10 @@ const EnvJobToken = bootstrap.EnvJobToken
 
 // joinJob detects the launcher and, for a launch of several processes,
 // joins the harness's link (process 0 serves its root). A process on its
-// own returns nil.
-func joinJob(lookup func(string) (string, bool), timeout time.Duration) (*job, error) {
+// own returns nil. rootTimeout is how long the roots process 0 serves wait
+// for every process (GCCL_TIMEOUT, as readEnv read it; 0 or less: the
+// stack's default).
+func joinJob(lookup func(string) (string, bool), timeout, rootTimeout time.Duration) (*job, error) {
 	l, err := bootstrap.Detect(lookup)
 	if err != nil {
 		return nil, usagef("%v", err)
@@ -48,9 +52,10 @@ func joinJob(lookup func(string) (string, bool), timeout time.Duration) (*job, e
 	if err != nil {
 		return nil, usagef("%s rank %d of %d: %v", l.Launcher, l.Rank, l.Size, err)
 	}
+	root := ccl.IDOptions{Host: commIDHost(l), Timeout: rootTimeout}
 	var served *ccl.UniqueID
 	if l.Rank == 0 {
-		if err := ccl.ServeRoot(id); err != nil {
+		if err := ccl.ServeRootWith(id, root); err != nil {
 			return nil, fmt.Errorf("%s rank 0 of %d: serving the bootstrap root at %s (from %s): %w", l.Launcher, l.Size, l.Root, l.RootFrom, err)
 		}
 		served = &id
@@ -64,7 +69,19 @@ func joinJob(lookup func(string) (string, bool), timeout time.Duration) (*job, e
 		}
 		return nil, fmt.Errorf("%s rank %d of %d: joining the bootstrap root at %s (from %s): %w", l.Launcher, l.Rank, l.Size, l.Root, l.RootFrom, err)
 	}
-	return &job{launch: l, link: link, served: served, proc: l.Rank, procs: l.Size}, nil
+	return &job{launch: l, link: link, served: served, root: root, proc: l.Rank, procs: l.Size}, nil
+}
+
+// commIDHost is the host of GCCL_COMM_ID when the launch's root came from
+// it (the job's address the others reach), where process 0 serves each
+// communicator set's root too, as ccl.NewUniqueID would; "" (127.0.0.1)
+// otherwise.
+func commIDHost(l bootstrap.Launch) string {
+	if l.RootFrom != bootstrap.EnvCommID {
+		return ""
+	}
+	host, _, _ := net.SplitHostPort(l.Root) // Detect checked it is host:port
+	return host
 }
 
 // rootLinger bounds how long process 0 keeps the link's root after its own
@@ -148,7 +165,7 @@ func (j *job) initComms(nRanks int, ranks []int, cfg ccl.Config) ([]*ccl.Comm, e
 	var id ccl.UniqueID
 	if j.proc == 0 {
 		var err error
-		if id, err = ccl.NewUniqueID(); err != nil {
+		if id, err = ccl.NewUniqueIDWith(j.root); err != nil {
 			return nil, err
 		}
 	}

@@ -419,6 +419,28 @@ func TestHostsEnv(t *testing.T) {
 	}
 }
 
+// TestCommIDHost: the communicators' roots listen on GCCL_COMM_ID's host
+// when the launch's root came from it, else on 127.0.0.1 (""), as
+// ccl.NewUniqueID does.
+func TestCommIDHost(t *testing.T) {
+	for _, c := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "2", bootstrap.EnvCommID: "10.1.2.3:29500"}, "10.1.2.3"},
+		{map[string]string{"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "2", bootstrap.EnvCommID: "[::1]:29500"}, "::1"},
+		{map[string]string{"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "2", bootstrap.EnvMasterAddr: "10.1.2.3", bootstrap.EnvMasterPort: "1"}, ""},
+	} {
+		l, err := bootstrap.Detect(func(k string) (string, bool) { v, ok := c.env[k]; return v, ok })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := commIDHost(l); got != c.want {
+			t.Errorf("%v: root host %q, want %q", c.env, got, c.want)
+		}
+	}
+}
+
 // --cpuprofile and --trace write what go tool pprof and go tool trace read;
 // with --np each process writes its own, FILE.<process>; a file that
 // cannot be made is an error naming the flag.

@@ -93,7 +93,7 @@ func run(t *Test, be Backend, args []string, stdout, stderr io.Writer) int {
 	// written and its job left (interrupt.go): registered first, stopped last.
 	intr := watchInterrupts(t.Prog, stderr)
 	defer intr.stop()
-	j, err := joinJob(os.LookupEnv, o.timeout())
+	j, err := joinJob(os.LookupEnv, o.timeout(), o.env.cfg.Timeout)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", t.Prog, err)
 		return exitCode(err)

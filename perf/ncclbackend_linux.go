@@ -130,7 +130,11 @@ func newNCCLBackendIn(o *Options, j *job, nRanks int, saved envSnapshot) (*ncclB
 		os.Setenv("NCCL_DEBUG_FILE", tuningPath)
 		tuningOwned = true
 	}
-	lib, err := nccl.Load()
+	lo, err := nccl.LoadOptionsFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	lib, err := nccl.LoadWith(lo)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +143,7 @@ func newNCCLBackendIn(o *Options, j *job, nRanks int, saved envSnapshot) (*ncclB
 		return nil, err
 	}
 	if o.TuningFile != "" {
-		plugin, err := tunerPlugin(os.LookupEnv, lib.NCCLPath, tunerplugin.Cached)
+		plugin, err := tunerPlugin(os.LookupEnv, lib.NCCLPath, func() (string, error) { return tunerplugin.Cached(os.Getenv("CC")) })
 		if err != nil {
 			return nil, err
 		}

@@ -5,6 +5,7 @@ package perf
 import (
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -32,7 +33,7 @@ type fake struct {
 // test that uses it cannot run in parallel: it sets the environment).
 func useFake(tb testing.TB) *fake {
 	tb.Helper()
-	path, err := fakelib.Build(tb.TempDir())
+	path, err := fakelib.Build(tb.TempDir(), os.Getenv("CC"))
 	if err != nil {
 		tb.Skipf("no fake CUDA/NCCL library: %v", err)
 	}

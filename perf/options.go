@@ -314,7 +314,7 @@ func (o *Options) validate() error {
 		return usagef("invalid --hosts %d with --np %d: want a divisor of --np (every host holds as many processes)", o.Hosts, o.NP)
 	case o.Netns && o.Hosts == 0:
 		return usagef("--netns needs --np and --hosts: it puts each host's processes in a network namespace of its own")
-	case o.Netns && os.Getenv(ccl.EnvSocketIfname) != "":
+	case o.Netns && o.env.cfg.SocketIfname != "":
 		return usagef("--netns gives each host its own link and names it: unset %s", ccl.EnvSocketIfname)
 	case o.Timeout < 0:
 		return usagef("invalid -T/--timeout %d: want seconds >= 0", o.Timeout)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gccl/gccl/internal/size"
 	"github.com/gccl/gccl/lib/proto"
+	"github.com/gccl/gccl/lib/shm"
 	"github.com/gccl/gccl/lib/transport"
 	"github.com/gccl/gccl/lib/tuning"
 )
@@ -85,6 +86,22 @@ type Config struct {
 	// 1..NetSockets; 0: one, the proxy). Every process of a job must use
 	// the same NetSockets.
 	NetSockets, NetSocketThreads int
+	// HostID is this process's host identity in a job across processes
+	// (GCCL_HOSTID): processes with the same one connect through shared
+	// memory, others through the network. "" is the hostname and the boot
+	// id.
+	HostID string
+	// SocketIfname picks the network interface of a job across hosts
+	// (GCCL_SOCKET_IFNAME, NCCL_SOCKET_IFNAME's syntax: prefixes, =exact,
+	// ^exclude); "" picks the first interface that is up, not loopback.
+	SocketIfname string
+	// NetSpin is how long idle network proxies poll before they park
+	// (GCCL_NET_SPIN); 0 parks at once, the default (parseNetSpin says
+	// why).
+	NetSpin time.Duration
+	// ShmDir is the directory of the shared-memory segments of a job
+	// across processes (GCCL_SHM_DIR); "" is shm.DefaultDir (/dev/shm).
+	ShmDir string
 	// Debug is GCCL_DEBUG: "INFO" logs one line per operation with the
 	// choice and the model's predicted time; "" or "WARN" logs nothing.
 	Debug string
@@ -99,8 +116,8 @@ type Config struct {
 // nothing sets it: one per processor, at most 4.
 func DefaultMaxNChannels() int { return min(runtime.GOMAXPROCS(0), 4) }
 
-// Env variables read by FromEnv (and, for the job across processes, the
-// ones multiproc.go names).
+// Env variables read by FromEnv (EnvHostID, in multiproc.go, too), and
+// by IDOptionsFromEnv (EnvTimeout; bootstrap.EnvCommID).
 const (
 	EnvProto         = "GCCL_PROTO"
 	EnvAlgo          = "GCCL_ALGO"
@@ -125,6 +142,8 @@ const (
 	// Config.NetSocketThreads.
 	EnvNSocks        = "GCCL_NSOCKS"
 	EnvNSocksThreads = "GCCL_NSOCKS_THREADS"
+	// EnvShmDir sets Config.ShmDir (shm.EnvDir).
+	EnvShmDir = shm.EnvDir
 )
 
 // ChoiceEnv are the variables that change which algorithm, protocol,
@@ -227,20 +246,49 @@ func (c Config) FromLookup(lookup func(string) (string, bool)) (Config, error) {
 			*e.dst = n
 		}
 	}
+	if v, ok := lookup(EnvHostID); ok {
+		c.HostID = strings.TrimSpace(v)
+	}
+	if v, ok := lookup(EnvSocketIfname); ok {
+		c.SocketIfname = v
+	}
+	if v, ok := lookup(EnvNetSpin); ok {
+		d, err := parseNetSpin(v)
+		if err != nil {
+			return c, bad(EnvNetSpin, v, "want a duration such as 500us or 2ms, or 0 for none")
+		}
+		c.NetSpin = d
+	}
+	if v, ok := lookup(EnvShmDir); ok {
+		c.ShmDir = v
+	}
 	if v, ok := lookup(EnvDebug); ok {
 		if _, err := parseDebug(v); err != nil {
 			return c, bad(EnvDebug, v, "valid values are INFO, WARN or VERSION (or empty)")
 		}
 		c.Debug = v
 	}
-	if v, ok := lookup(EnvTimeout); ok {
-		d, err := parseTimeout(v)
-		if err != nil {
-			return c, bad(EnvTimeout, v, "want seconds (e.g. 30 or 0.5) or a Go duration (e.g. 1m, 500ms); 0 or less waits forever")
-		}
+	d, ok, err := lookupTimeout(lookup)
+	if err != nil {
+		return c, err
+	}
+	if ok {
 		c.Timeout = d
 	}
 	return c, nil
+}
+
+// lookupTimeout reads EnvTimeout: the timeout and whether it is set.
+func lookupTimeout(lookup func(string) (string, bool)) (time.Duration, bool, error) {
+	v, ok := lookup(EnvTimeout)
+	if !ok {
+		return 0, false, nil
+	}
+	d, err := parseTimeout(v)
+	if err != nil {
+		return 0, false, fmt.Errorf("ccl: invalid %s=%q: %s", EnvTimeout, v, "want seconds (e.g. 30 or 0.5) or a Go duration (e.g. 1m, 500ms); 0 or less waits forever")
+	}
+	return d, true, nil
 }
 
 // parseTimeout reads seconds or a Go duration; zero or negative means forever.
@@ -323,11 +371,22 @@ type settings struct {
 	simpleBuffSet bool             // Config.BuffSize (or GCCL_BUFFSIZE) chose the Simple FIFO size
 	nsocks        int              // sockets per network connection (>= 1)
 	nsockThreads  int              // goroutines per network connection end (1..nsocks)
+	hostID        string           // Config.HostID ("": hostname and boot id)
+	ifname        string           // Config.SocketIfname
+	netSpin       time.Duration    // Config.NetSpin (>= 0)
+	shmDir        string           // where shared-memory segments live
 }
 
 // validate returns one specific error per bad field.
 func (c Config) validate() (settings, error) {
-	s := settings{buff: proto.DefaultBuffSizes(), fifo: c.FifoOptions}
+	s := settings{buff: proto.DefaultBuffSizes(), fifo: c.FifoOptions,
+		hostID: strings.TrimSpace(c.HostID), ifname: c.SocketIfname, netSpin: c.NetSpin, shmDir: c.ShmDir}
+	if s.shmDir == "" {
+		s.shmDir = shm.DefaultDir
+	}
+	if c.NetSpin < 0 {
+		return s, fmt.Errorf("ccl: Config.NetSpin %v is negative: want how long idle network proxies poll (e.g. 500us), or 0 for none", c.NetSpin)
+	}
 	s.fifo.Direct = !c.NoDirect
 	s.nsocks, s.nsockThreads = max(c.NetSockets, 1), max(c.NetSocketThreads, 1)
 	if c.NetSockets < 0 || c.NetSockets > transport.MaxSocks {

@@ -3,6 +3,7 @@ package ccl
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -76,21 +77,22 @@ func planSpin(runners, procs int) (spin time.Duration, noBackOff bool) {
 	}
 }
 
-// netSpin is how long the network transport's idle proxies poll before
-// they park (transport.Net.Spin): none unless the override (GCCL_NET_SPIN,
-// a duration, "0" for none) says so. Polling proxies once ran by default
-// on hosts of 8 processors or more; measured on the 16-core Xeon, 2
-// processes as 2 hosts on loopback, 128 MiB (docs/PERFORMANCE.md 13e):
-// sendrecv 0.62-0.66 GB/s polling 2 ms against 1.77-2.13 parking,
+// parseNetSpin reads GCCL_NET_SPIN (Config.NetSpin): how long the network
+// transport's idle proxies poll before they park (transport.Net.Spin), a
+// duration; empty or "0" for none, the default. Polling proxies once ran
+// by default on hosts of 8 processors or more; measured on the 16-core
+// Xeon, 2 processes as 2 hosts on loopback, 128 MiB (docs/PERFORMANCE.md
+// 13e): sendrecv 0.62-0.66 GB/s polling 2 ms against 1.77-2.13 parking,
 // allreduce 0.59-0.65 against 2.13-2.41; 8 B across processes alike
 // either way (13b).
-func netSpin(override string) (time.Duration, error) {
-	if override == "" {
+func parseNetSpin(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
 		return 0, nil
 	}
-	d, err := time.ParseDuration(override)
+	d, err := time.ParseDuration(v)
 	if err != nil || d < 0 {
-		return 0, fmt.Errorf("%s=%q: want a duration such as 500us or 2ms, or 0 for none", EnvNetSpin, override)
+		return 0, fmt.Errorf("invalid network spin %q", v)
 	}
 	return d, nil
 }

@@ -61,22 +61,31 @@ func TestPlanSpin(t *testing.T) {
 	}
 }
 
+// TestNetSpin: GCCL_NET_SPIN reaches Config.NetSpin (unset, empty or 0:
+// none), and a bad value is an error naming the variable; a negative
+// Config.NetSpin is refused by name.
 func TestNetSpin(t *testing.T) {
 	for _, c := range []struct {
 		override string
 		want     time.Duration
 		bad      bool
 	}{
-		{"", 0, false}, {"300us", 300 * time.Microsecond, false}, {"2ms", 2 * time.Millisecond, false}, {"0", 0, false},
+		{"", 0, false}, {"300us", 300 * time.Microsecond, false}, {" 2ms ", 2 * time.Millisecond, false}, {"0", 0, false},
 		{"fast", 0, true}, {"-1ms", 0, true},
 	} {
-		got, err := netSpin(c.override)
-		if (err != nil) != c.bad || got != c.want {
-			t.Errorf("netSpin(%q) = %v, %v; want %v, error %v", c.override, got, err, c.want, c.bad)
+		cfg, err := Config{}.FromLookup(func(k string) (string, bool) { return c.override, k == EnvNetSpin })
+		if (err != nil) != c.bad || cfg.NetSpin != c.want {
+			t.Errorf("%s=%q: NetSpin %v, error %v; want %v, error %v", EnvNetSpin, c.override, cfg.NetSpin, err, c.want, c.bad)
 		}
 		if err != nil && !strings.Contains(err.Error(), EnvNetSpin) {
 			t.Errorf("error %q does not name %s", err, EnvNetSpin)
 		}
+	}
+	if _, err := (Config{NetSpin: -time.Millisecond}).validate(); err == nil || !strings.Contains(err.Error(), "Config.NetSpin") {
+		t.Errorf("Config.NetSpin -1ms: %v, want an error naming the field", err)
+	}
+	if s, err := (Config{NetSpin: time.Millisecond}).validate(); err != nil || s.netSpin != time.Millisecond {
+		t.Errorf("Config.NetSpin 1ms: settings %v, %v; want 1ms", s.netSpin, err)
 	}
 }
 

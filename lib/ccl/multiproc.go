@@ -25,8 +25,9 @@ import (
 // the bootstrap root's address and the job's token, 128 bytes.
 type UniqueID = bootstrap.UniqueID
 
-// EnvHostID overrides this process's host identity (hostname plus boot id):
-// processes with the same one connect through shared memory.
+// EnvHostID sets Config.HostID, this process's host identity (hostname
+// plus boot id by default): processes with the same one connect through
+// shared memory.
 const EnvHostID = "GCCL_HOSTID"
 
 // roots are the bootstrap roots this process serves, by token: a world
@@ -36,39 +37,94 @@ var roots struct {
 	m  map[[32]byte]*bootstrap.Root
 }
 
-// NewUniqueID starts a bootstrap root in this process and returns the id
-// the job's processes pass to InitRank (ncclGetUniqueId). The root listens
-// on a free port of 127.0.0.1, or of GCCL_COMM_ID's host when that is set
-// (the job's address others can reach; its port is the launch's own root,
-// see ServeRoot, so each id gets a port of its own).
-func NewUniqueID() (UniqueID, error) {
-	addr := "127.0.0.1:0"
-	if v := strings.TrimSpace(os.Getenv(bootstrap.EnvCommID)); v != "" {
-		if host, _, err := net.SplitHostPort(v); err == nil && host != "" {
-			addr = net.JoinHostPort(host, "0")
+// IDOptions configure the bootstrap root that NewUniqueIDWith and
+// ServeRootWith start in this process.
+type IDOptions struct {
+	// Host is the host name or address a new id's root listens on, on a
+	// free port of its own: one every process of the job can reach. ""
+	// is 127.0.0.1, for a job on one host. ServeRootWith ignores it (the
+	// id names the address).
+	Host string
+	// Timeout is how long the root waits for every rank to join; 0 or
+	// less is DefaultTimeout (a root never waits forever).
+	Timeout time.Duration
+}
+
+// IDOptionsFromEnv is NCCL's behaviour: the root's host from
+// GCCL_COMM_ID's (the job's address others can reach; its port is the
+// launch's own root, see ServeRoot, so each id gets a port of its own),
+// its timeout from GCCL_TIMEOUT (Config.Timeout's syntax). An invalid
+// value is an error naming the variable.
+func IDOptionsFromEnv() (IDOptions, error) { return IDOptionsFromLookup(os.LookupEnv) }
+
+// IDOptionsFromLookup is IDOptionsFromEnv over any lookup.
+func IDOptionsFromLookup(lookup func(string) (string, bool)) (IDOptions, error) {
+	var o IDOptions
+	if v, ok := lookup(bootstrap.EnvCommID); ok && strings.TrimSpace(v) != "" {
+		host, _, err := net.SplitHostPort(strings.TrimSpace(v))
+		if err != nil {
+			return o, fmt.Errorf("ccl: invalid %s=%q: %v (want host:port, e.g. 10.0.0.1:29500 or [::1]:29500)", bootstrap.EnvCommID, v, err)
 		}
+		o.Host = host
+	}
+	d, _, err := lookupTimeout(lookup)
+	o.Timeout = d
+	return o, err
+}
+
+// NewUniqueID is NewUniqueIDWith the options IDOptionsFromEnv reads
+// (GCCL_COMM_ID, GCCL_TIMEOUT): ncclGetUniqueId's behaviour, for the
+// programs that want it.
+func NewUniqueID() (UniqueID, error) {
+	o, err := IDOptionsFromEnv()
+	if err != nil {
+		return UniqueID{}, err
+	}
+	return NewUniqueIDWith(o)
+}
+
+// NewUniqueIDWith starts a bootstrap root in this process and returns the
+// id the job's processes pass to InitRank (ncclGetUniqueId). The root
+// listens on a free port of o.Host.
+func NewUniqueIDWith(o IDOptions) (UniqueID, error) {
+	host := o.Host
+	if host == "" {
+		host = "127.0.0.1"
 	}
 	var token [32]byte
 	if _, err := rand.Read(token[:]); err != nil {
 		return UniqueID{}, fmt.Errorf("ccl: NewUniqueID: %w", err)
 	}
-	return serveRoot(addr, token)
+	return serveRoot(net.JoinHostPort(host, "0"), token, o.Timeout)
 }
 
-// ServeRoot starts, in this process, the bootstrap root that id names:
-// for an id every process derived alike from its launcher
-// (bootstrap.IDFor), one process (rank 0's) must serve it.
+// ServeRoot is ServeRootWith the options IDOptionsFromEnv reads (its
+// GCCL_TIMEOUT), for the programs that want NCCL-style configuration.
 func ServeRoot(id UniqueID) error {
+	o, err := IDOptionsFromEnv()
+	if err != nil {
+		return err
+	}
+	return ServeRootWith(id, o)
+}
+
+// ServeRootWith starts, in this process, the bootstrap root that id
+// names: for an id every process derived alike from its launcher
+// (bootstrap.IDFor), one process (rank 0's) must serve it.
+func ServeRootWith(id UniqueID, o IDOptions) error {
 	addr, err := id.Root()
 	if err != nil {
 		return fmt.Errorf("ccl: ServeRoot: %w", err)
 	}
-	_, err = serveRoot(addr, id.Token())
+	_, err = serveRoot(addr, id.Token(), o.Timeout)
 	return err
 }
 
-func serveRoot(addr string, token [32]byte) (UniqueID, error) {
-	r, err := bootstrap.ServeRoot(addr, token, bootstrap.RootOptions{Timeout: rootTimeout()})
+func serveRoot(addr string, token [32]byte, timeout time.Duration) (UniqueID, error) {
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	r, err := bootstrap.ServeRoot(addr, token, bootstrap.RootOptions{Timeout: timeout})
 	if err != nil {
 		return UniqueID{}, fmt.Errorf("ccl: bootstrap root: %w", err)
 	}
@@ -112,20 +168,6 @@ func ReleaseRoot(id UniqueID, wait time.Duration) {
 		r.Wait(wait)
 		r.Close()
 	}
-}
-
-// rootTimeout is how long the root waits for every rank to join: the
-// configured timeout, as for every wait.
-func rootTimeout() time.Duration {
-	cfg, err := Config{}.FromEnv()
-	if err != nil {
-		return DefaultTimeout
-	}
-	s, err := cfg.validate()
-	if err != nil || s.timeout == 0 {
-		return DefaultTimeout
-	}
-	return s.timeout
 }
 
 // InitRank creates the communicator of one rank of nranks whose processes
@@ -177,7 +219,7 @@ func InitRanks(nranks int, id UniqueID, ranks []int, cfg Config) ([]*Comm, error
 	mine := offerOf(set)
 	blob, _ := json.Marshal(mine)
 	link, err := bootstrap.Join(addr, id.Token(), nranks, ranks, bootstrap.ProcInfo{
-		Host: hostLabel(host), HostID: hostID(host), Pid: os.Getpid(), Blob: blob,
+		Host: hostLabel(host, set.hostID), HostID: hostID(host, set.hostID), Pid: os.Getpid(), Blob: blob,
 	}, bootstrap.JoinOptions{Timeout: joinTimeout, Name: "the communicator's"})
 	if err != nil {
 		return nil, fmt.Errorf("ccl: InitRanks: %w", err)
@@ -191,22 +233,23 @@ func InitRanks(nranks int, id UniqueID, ranks []int, cfg Config) ([]*Comm, error
 	return cs, nil
 }
 
-// hostID is this host's identity: GCCL_HOSTID, else the hostname and the
-// boot id (two containers may share a hostname, not a boot and a name).
-func hostID(host string) string {
-	if v := strings.TrimSpace(os.Getenv(EnvHostID)); v != "" {
-		return v
+// hostID is this host's identity: given (Config.HostID), else the
+// hostname and the boot id (two containers may share a hostname, not a
+// boot and a name).
+func hostID(host, given string) string {
+	if given != "" {
+		return given
 	}
 	boot, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	return host + "/" + strings.TrimSpace(string(boot))
 }
 
-// hostLabel is how messages name this host: the hostname, and the
-// GCCL_HOSTID it was given when one was ("h1 on node7"), the name the
-// user chose for it.
-func hostLabel(host string) string {
-	if v := strings.TrimSpace(os.Getenv(EnvHostID)); v != "" && v != host {
-		return v + " on " + host
+// hostLabel is how messages name this host: the hostname, and the host
+// id it was given when one was (Config.HostID: "h1 on node7"), the name
+// the user chose for it.
+func hostLabel(host, given string) string {
+	if given != "" && given != host {
+		return given + " on " + host
 	}
 	return host
 }
@@ -385,7 +428,7 @@ func initJob(nranks int, id UniqueID, set settings, link *bootstrap.Client) ([]*
 	if set.debug != nil && link.Index() == 0 {
 		fmt.Fprintln(set.debug, hostReport(procs, offers, hp, cores, set.maxCh))
 	}
-	j := &job{link: link, procs: procs, self: link.Index(), maxCh: set.maxCh, dir: shm.Dir(),
+	j := &job{link: link, procs: procs, self: link.Index(), maxCh: set.maxCh, dir: set.shmDir,
 		procOf: make([]int, nranks), slotOf: make([]int, nranks)}
 	tok := id.Token()
 	j.token = tok
@@ -454,7 +497,7 @@ func joinWait(t time.Duration) time.Duration {
 }
 
 // listen starts the network transport when the job spans hosts: a
-// listener on the interface GCCL_SOCKET_IFNAME picks, whose address every
+// listener on the interface Config.SocketIfname picks, whose address every
 // process learns through the bootstrap. Every process takes part in the
 // exchange (it is a collective), those of one-host jobs not at all.
 func (j *job) listen(w *world) error {
@@ -465,7 +508,7 @@ func (j *job) listen(w *world) error {
 	if err != nil {
 		return fmt.Errorf("ccl: InitRanks: listing network interfaces: %w", err)
 	}
-	iface, err := transport.PickInterface(os.Getenv(EnvSocketIfname), ifaces)
+	iface, err := transport.PickInterface(w.set.ifname, ifaces)
 	if err != nil {
 		return fmt.Errorf("ccl: InitRanks: %w", err)
 	}
@@ -481,15 +524,10 @@ func (j *job) listen(w *world) error {
 		l.Close()
 		return fmt.Errorf("ccl: InitRanks: exchanging network addresses: %w", err)
 	}
-	spin, err := netSpin(strings.TrimSpace(os.Getenv(EnvNetSpin)))
-	if err != nil {
-		l.Close()
-		return fmt.Errorf("ccl: InitRanks: %w", err)
-	}
 	j.listener = l
 	w.transports = append(w.transports, transport.Net{
 		Listener: l, Token: token, Timeout: joinWait(w.set.timeout),
-		Stop: w.abort.Aborted, Abort: w.abort, Spin: spin, Socks: w.set.nsocks, Threads: w.set.nsockThreads,
+		Stop: w.abort.Aborted, Abort: w.abort, Spin: w.set.netSpin, Socks: w.set.nsocks, Threads: w.set.nsockThreads,
 		Addr: func(rank int) (string, error) {
 			pi := j.procOf[rank]
 			if pi >= len(addrs) || len(addrs[pi]) == 0 {

@@ -129,22 +129,18 @@ func startJob(t *testing.T, spec jobSpec) *mpRun {
 // newRoots serves n bootstrap roots in this process and returns their ids
 // (hex). A root waits for its job's first process within the timeout, and
 // a job's last cells start minutes after its first: these roots wait 15
-// minutes (GCCL_TIMEOUT set around their start only: children do not
-// inherit it).
+// minutes. Their host is GCCL_COMM_ID's, as NewUniqueID's (the network
+// namespace tests set it to their bridge's address).
 func newRoots(t *testing.T, n int) []string {
 	t.Helper()
-	old, had := os.LookupEnv(EnvTimeout)
-	os.Setenv(EnvTimeout, "15m")
-	defer func() {
-		if had {
-			os.Setenv(EnvTimeout, old)
-		} else {
-			os.Unsetenv(EnvTimeout)
-		}
-	}()
+	o, err := IDOptionsFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Timeout = 15 * time.Minute
 	var ids []string
 	for range n {
-		id, err := NewUniqueID()
+		id, err := NewUniqueIDWith(o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -735,12 +731,11 @@ func resultLine(out string) string {
 // for channels that drive themselves, only the channel itself. The job is
 // one process holding both ranks, its words read as another process would.
 func TestRemoteKickFollowsTheFold(t *testing.T) {
-	t.Setenv(shm.EnvDir, t.TempDir())
 	ids := newRoots(t, 1)
 	b, _ := hex.DecodeString(ids[0])
 	var id UniqueID
 	copy(id[:], b)
-	comms, err := InitRanks(2, id, []int{0, 1}, Config{NChannels: 4, MaxNChannels: 4, Timeout: 10 * time.Second})
+	comms, err := InitRanks(2, id, []int{0, 1}, Config{NChannels: 4, MaxNChannels: 4, Timeout: 10 * time.Second, ShmDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

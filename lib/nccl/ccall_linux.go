@@ -2,12 +2,7 @@
 
 package nccl
 
-import (
-	"fmt"
-	"strings"
-
-	"github.com/ebitengine/purego"
-)
+import "github.com/ebitengine/purego"
 
 // The timed path's calls into libnccl and libcudart. purego.SyscallN
 // costs about 0.3 us a call (it copies 64 words, takes a pooled block and
@@ -20,23 +15,6 @@ import (
 // cArgs are a call's integer arguments; unused ones are 0 (a C function
 // ignores arguments beyond its own).
 type cArgs [8]uintptr
-
-// EnvCall picks the timed path's calls: "fast" (the default: the
-// trampoline where there is one) or "purego" (purego.SyscallN always,
-// to compare the two on a GPU).
-const EnvCall = "GCCL_NCCL_CALL"
-
-// callMode reads EnvCall: whether calls go through purego.
-func callMode(lookup func(string) (string, bool)) (viaPurego bool, err error) {
-	v, _ := lookup(EnvCall)
-	switch strings.TrimSpace(v) {
-	case "", "fast":
-		return !haveTrampoline, nil
-	case "purego":
-		return true, nil
-	}
-	return false, fmt.Errorf("%s=%q: want fast (the default) or purego", EnvCall, v)
-}
 
 // call calls fn with the first n of a and returns its int result.
 func (l *Lib) call(fn uintptr, n int, a cArgs) int32 {

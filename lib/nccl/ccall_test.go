@@ -3,6 +3,7 @@
 package nccl
 
 import (
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -15,7 +16,7 @@ import (
 // fakeSyms loads the fake library (lib/nccl/fakelib) and resolves names.
 func fakeSyms(t *testing.T, names ...string) map[string]uintptr {
 	t.Helper()
-	path, err := fakelib.Build(t.TempDir())
+	path, err := fakelib.Build(t.TempDir(), os.Getenv("CC"))
 	if err != nil {
 		t.Skipf("no fake library: %v", err)
 	}
@@ -81,22 +82,23 @@ func (l *Lib) callWide(fn uintptr, n int, a cArgs) uintptr {
 	return trampolineCall(fn, &a)
 }
 
-// GCCL_NCCL_CALL picks the path; a bad value is an error that says what
-// is valid.
+// GCCL_NCCL_CALL picks the path (LoadOptions.Purego; purego always where
+// there is no trampoline); a bad value is an error that says what is
+// valid.
 func TestCallMode(t *testing.T) {
 	env := func(v string) func(string) (string, bool) {
 		return func(k string) (string, bool) { return v, k == EnvCall && v != "" }
 	}
-	if p, err := callMode(env("")); err != nil || p != !haveTrampoline {
-		t.Errorf("unset: purego %v, %v; want %v", p, err, !haveTrampoline)
+	for _, c := range []struct {
+		v      string
+		purego bool
+	}{{"", false}, {" fast ", false}, {"purego", true}} {
+		o, err := LoadOptionsFromLookup(env(c.v))
+		if err != nil || o.Purego != c.purego {
+			t.Errorf("%s=%q: Purego %v, %v; want %v", EnvCall, c.v, o.Purego, err, c.purego)
+		}
 	}
-	if p, err := callMode(env("purego")); err != nil || !p {
-		t.Errorf("purego: %v, %v", p, err)
-	}
-	if p, err := callMode(env(" fast ")); err != nil || p != !haveTrampoline {
-		t.Errorf("fast: %v, %v", p, err)
-	}
-	if _, err := callMode(env("cgo")); err == nil || !strings.Contains(err.Error(), EnvCall) || !strings.Contains(err.Error(), "purego") {
+	if _, err := LoadOptionsFromLookup(env("cgo")); err == nil || !strings.Contains(err.Error(), EnvCall) || !strings.Contains(err.Error(), "purego") {
 		t.Errorf("a bad value: %v", err)
 	}
 }

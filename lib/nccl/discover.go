@@ -8,7 +8,8 @@ import (
 	"strings"
 )
 
-// Environment variables naming the libraries' full paths.
+// Environment variables naming the libraries' full paths
+// (LoadOptions.CUDARTLibrary, NCCLLibrary).
 const (
 	EnvCUDARTLibrary = "GCCL_CUDART_LIBRARY"
 	EnvNCCLLibrary   = "GCCL_NCCL_LIBRARY"
@@ -16,9 +17,10 @@ const (
 
 // A library is one of the two the backend loads.
 type library struct {
-	what    string   // "libcudart", for messages
-	env     string   // the variable that names its full path
-	sonames []string // tried through the dynamic loader's own search
+	what    string                     // "libcudart", for messages
+	env     string                     // the variable that names its full path
+	path    func(o LoadOptions) string // the full path o names for it ("" or nil: search)
+	sonames []string                   // tried through the dynamic loader's own search
 	// pip are the paths, relative to a site-packages folder, where pip's
 	// nvidia-* packages put it (globs).
 	pip []string
@@ -28,14 +30,14 @@ type library struct {
 
 var (
 	cudartLib = library{
-		what: "libcudart", env: EnvCUDARTLibrary,
+		what: "libcudart", env: EnvCUDARTLibrary, path: func(o LoadOptions) string { return o.CUDARTLibrary },
 		sonames: []string{"libcudart.so", "libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"},
 		pip:     []string{"nvidia/cu13/lib/libcudart.so.*", "nvidia/cuda_runtime/lib/libcudart.so.*"},
 		system: []string{"/usr/local/cuda/lib64/libcudart.so*", "/usr/local/cuda/targets/*/lib/libcudart.so*",
 			"/usr/lib/x86_64-linux-gnu/libcudart.so*", "/usr/lib/aarch64-linux-gnu/libcudart.so*"},
 	}
 	ncclLib = library{
-		what: "libnccl", env: EnvNCCLLibrary,
+		what: "libnccl", env: EnvNCCLLibrary, path: func(o LoadOptions) string { return o.NCCLLibrary },
 		sonames: []string{"libnccl.so.2", "libnccl.so"},
 		pip:     []string{"nvidia/nccl/lib/libnccl.so*", "nvidia/cu13/lib/libnccl.so*"},
 		system: []string{"/usr/local/nccl/lib/libnccl.so*", "/usr/local/cuda/lib64/libnccl.so*",
@@ -44,17 +46,17 @@ var (
 )
 
 // sitePackages are globs of the folders Python packages live in: the
-// active virtual or conda environment first, then the user's, the
-// system's and virtual environments under /opt.
-func sitePackages(lookup func(string) (string, bool)) []string {
+// active virtual or conda environment first (o.PythonPrefixes), then the
+// user's (o.Home), the system's and virtual environments under /opt.
+func sitePackages(o LoadOptions) []string {
 	var dirs []string
-	for _, env := range []string{"VIRTUAL_ENV", "CONDA_PREFIX"} {
-		if v, ok := lookup(env); ok && v != "" {
-			dirs = append(dirs, filepath.Join(v, "lib/python3*/site-packages"))
+	for _, p := range o.PythonPrefixes {
+		if p != "" {
+			dirs = append(dirs, filepath.Join(p, "lib/python3*/site-packages"))
 		}
 	}
-	if home, ok := lookup("HOME"); ok && home != "" {
-		dirs = append(dirs, filepath.Join(home, ".local/lib/python3*/site-packages"))
+	if o.Home != "" {
+		dirs = append(dirs, filepath.Join(o.Home, ".local/lib/python3*/site-packages"))
 	}
 	return append(dirs,
 		"/usr/local/lib/python3*/dist-packages", "/usr/local/lib/python3*/site-packages",
@@ -69,13 +71,15 @@ type candidate struct {
 	soname bool // path is a bare name for dlopen's own search
 }
 
-// candidates lists, in order, where lib is looked for: the full path from
-// its variable alone when that is set (a path the user named is never
-// silently replaced by another library); else the sonames, then pip's
-// places, then the system's. glob is filepath.Glob (tests fake it).
-func (lib library) candidates(lookup func(string) (string, bool), glob func(string) ([]string, error)) (cs []candidate, fromEnv bool) {
-	if p, ok := lookup(lib.env); ok && strings.TrimSpace(p) != "" {
-		return []candidate{{path: strings.TrimSpace(p)}}, true
+// candidates lists, in order, where lib is looked for: the full path o
+// names alone when it names one (a path the user named is never silently
+// replaced by another library); else the sonames, then pip's places, then
+// the system's. glob is filepath.Glob (tests fake it).
+func (lib library) candidates(o LoadOptions, glob func(string) ([]string, error)) (cs []candidate, fromEnv bool) {
+	if lib.path != nil {
+		if p := strings.TrimSpace(lib.path(o)); p != "" {
+			return []candidate{{path: p}}, true
+		}
 	}
 	for _, s := range lib.sonames {
 		cs = append(cs, candidate{path: s, soname: true})
@@ -92,7 +96,7 @@ func (lib library) candidates(lookup func(string) (string, bool), glob func(stri
 			}
 		}
 	}
-	for _, site := range sitePackages(lookup) {
+	for _, site := range sitePackages(o) {
 		for _, rel := range lib.pip {
 			add(filepath.Join(site, rel))
 		}

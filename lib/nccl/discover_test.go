@@ -16,6 +16,16 @@ func fakeEnv(vars map[string]string) func(string) (string, bool) {
 	}
 }
 
+// optsOf is the LoadOptions vars ask for (none of these tests sets an
+// invalid value).
+func optsOf(vars map[string]string) LoadOptions {
+	o, err := LoadOptionsFromLookup(fakeEnv(vars))
+	if err != nil {
+		panic(err)
+	}
+	return o
+}
+
 // fakeGlob is filepath.Glob over canned matches per pattern; it records
 // every pattern asked for. The matches are handed out in ascending order,
 // as filepath.Glob does, so the test sees candidates reorder them.
@@ -60,7 +70,7 @@ func TestCandidatesFromEnv(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := &fakeGlob{}
-			cs, fromEnv := tt.lib.candidates(fakeEnv(tt.env), g.glob)
+			cs, fromEnv := tt.lib.candidates(optsOf(tt.env), g.glob)
 			if !fromEnv {
 				t.Errorf("fromEnv = false, want true")
 			}
@@ -81,7 +91,7 @@ func TestCandidatesBlankEnv(t *testing.T) {
 	for _, lib := range []library{cudartLib, ncclLib} {
 		for _, v := range []string{"", "   ", "\t\n"} {
 			g := &fakeGlob{}
-			cs, fromEnv := lib.candidates(fakeEnv(map[string]string{lib.env: v}), g.glob)
+			cs, fromEnv := lib.candidates(optsOf(map[string]string{lib.env: v}), g.glob)
 			if fromEnv {
 				t.Errorf("%s with %s=%q: fromEnv = true, want false", lib.what, lib.env, v)
 			}
@@ -178,7 +188,7 @@ func TestCandidatesSearchOrder(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := &fakeGlob{matches: tt.matches}
-			cs, fromEnv := tt.lib.candidates(fakeEnv(env), g.glob)
+			cs, fromEnv := tt.lib.candidates(optsOf(env), g.glob)
 			if fromEnv {
 				t.Errorf("fromEnv = true with %s unset", tt.lib.env)
 			}
@@ -220,7 +230,7 @@ func TestCandidatesVenvBeforeSystem(t *testing.T) {
 		"/usr/local/lib/python3*/dist-packages/nvidia/nccl/lib/libnccl.so*": {sysPip},
 		"/venv/lib/python3*/site-packages/nvidia/nccl/lib/libnccl.so*":      {venv},
 	}}
-	cs, _ := ncclLib.candidates(fakeEnv(map[string]string{"VIRTUAL_ENV": "/venv"}), g.glob)
+	cs, _ := ncclLib.candidates(optsOf(map[string]string{"VIRTUAL_ENV": "/venv"}), g.glob)
 	var files []string
 	for _, c := range cs {
 		if !c.soname {
@@ -244,7 +254,7 @@ func TestCandidatesVenvBeforeSystem(t *testing.T) {
 func TestCandidatesNoEnvVars(t *testing.T) {
 	for _, lib := range []library{cudartLib, ncclLib} {
 		g := &fakeGlob{}
-		cs, fromEnv := lib.candidates(fakeEnv(map[string]string{"VIRTUAL_ENV": "", "HOME": ""}), g.glob)
+		cs, fromEnv := lib.candidates(optsOf(map[string]string{"VIRTUAL_ENV": "", "HOME": ""}), g.glob)
 		if fromEnv || len(cs) != len(lib.sonames) {
 			t.Errorf("%s: candidates = %+v, %v; want only the sonames", lib.what, cs, fromEnv)
 		}
@@ -265,7 +275,7 @@ func TestCandidatesGlobError(t *testing.T) {
 		}
 		return nil, filepath.ErrBadPattern
 	}
-	cs, _ := ncclLib.candidates(fakeEnv(nil), glob)
+	cs, _ := ncclLib.candidates(optsOf(nil), glob)
 	if len(cs) != len(ncclLib.sonames)+1 || cs[len(cs)-1].path != good {
 		t.Errorf("candidates = %+v, want the sonames then %q", cs, good)
 	}
@@ -275,7 +285,7 @@ func TestCandidatesGlobError(t *testing.T) {
 // (filepath.Glob drops a malformed one silently) and absolute (a relative
 // one would depend on the working folder).
 func TestSearchPatternsValid(t *testing.T) {
-	sites := sitePackages(fakeEnv(map[string]string{"VIRTUAL_ENV": "/v", "CONDA_PREFIX": "/c", "HOME": "/h"}))
+	sites := sitePackages(optsOf(map[string]string{"VIRTUAL_ENV": "/v", "CONDA_PREFIX": "/c", "HOME": "/h"}))
 	if len(sites) < 3 || sites[0] != "/v/lib/python3*/site-packages" || sites[1] != "/c/lib/python3*/site-packages" ||
 		sites[2] != "/h/.local/lib/python3*/site-packages" {
 		t.Errorf("sitePackages = %q, want VIRTUAL_ENV's, CONDA_PREFIX's, then HOME's first", sites)

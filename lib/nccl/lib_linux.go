@@ -5,7 +5,6 @@ package nccl
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -60,23 +59,22 @@ type Lib struct {
 	fnMemcpyAsync, fnStreamSync, fnStreamBeginCapture, fnGraphLaunch, fnEventRecord  uintptr
 	fnAllReduce, fnBroadcast, fnReduce, fnAllGather, fnReduceScatter, fnSend, fnRecv uintptr
 	fnGroupStart, fnGroupEnd                                                         uintptr
-	viaPurego                                                                        bool // call goes through purego.SyscallN (EnvCall)
+	viaPurego                                                                        bool // call goes through purego.SyscallN (LoadOptions.Purego)
+	initByValue                                                                      bool // LoadOptions.InitByValue
 }
 
-// Load finds and loads libcudart and libnccl (discover.go says where it
-// looks) and resolves every symbol the backend calls.
-func Load() (*Lib, error) {
-	l := &Lib{}
-	var err error
-	if l.viaPurego, err = callMode(os.LookupEnv); err != nil {
-		return nil, err
-	}
-	cudart, path, err := open(cudartLib)
+// LoadWith finds and loads libcudart and libnccl (discover.go says where
+// it looks, o where the user said) and resolves every symbol the backend
+// calls. LoadWith(LoadOptionsFromEnv()) is NCCL's way, where variables
+// configure the library.
+func LoadWith(o LoadOptions) (*Lib, error) {
+	l := &Lib{viaPurego: o.Purego || !haveTrampoline, initByValue: o.InitByValue}
+	cudart, path, err := open(cudartLib, o)
 	if err != nil {
 		return nil, err
 	}
 	l.CUDARTPath = path
-	nccl, path, err := open(ncclLib)
+	nccl, path, err := open(ncclLib, o)
 	if err != nil {
 		return nil, err
 	}
@@ -178,8 +176,8 @@ func Load() (*Lib, error) {
 }
 
 // open loads lib from the first candidate that loads.
-func open(lib library) (uintptr, string, error) {
-	cs, fromEnv := lib.candidates(os.LookupEnv, filepath.Glob)
+func open(lib library, o LoadOptions) (uintptr, string, error) {
+	cs, fromEnv := lib.candidates(o, filepath.Glob)
 	// dlerror is per OS thread: a goroutine that moved between dlopen and
 	// purego's dlerror call read another thread's (empty) message, which
 	// CI saw once.
@@ -424,7 +422,7 @@ func (l *Lib) GetUniqueID() (UniqueID, error) {
 
 // InitHow says how CommInitRank passes the unique id.
 func (l *Lib) InitHow() string {
-	if l.ncclCommInitScalable != nil && os.Getenv("GCCL_NCCL_INIT") != "byvalue" {
+	if l.ncclCommInitScalable != nil && !l.initByValue {
 		return "ncclCommInitRankScalable (the id by pointer)"
 	}
 	return "ncclCommInitRankConfig (the 128-byte id by value, through purego)"
@@ -434,11 +432,11 @@ func (l *Lib) InitHow() string {
 // channels CTAs when channels > 0. Where NCCL has
 // ncclCommInitRankScalable (2.23 on) the id goes by pointer; else
 // ncclCommInitRankConfig takes it by value, which purego v0.11 passes on
-// the stack as the ABI wants. GCCL_NCCL_INIT=byvalue forces the latter.
+// the stack as the ABI wants. LoadOptions.InitByValue forces the latter.
 func (l *Lib) CommInitRank(nranks int, id UniqueID, rank, channels int) (uintptr, error) {
 	var comm uintptr
 	cfg := newConfig(channels)
-	if l.ncclCommInitScalable != nil && os.Getenv("GCCL_NCCL_INIT") != "byvalue" {
+	if l.ncclCommInitScalable != nil && !l.initByValue {
 		ids := []UniqueID{id}
 		rc := l.ncclCommInitScalable(&comm, int32(nranks), int32(rank), 1, &ids[0], &cfg)
 		return comm, l.ncclErr(fmt.Sprintf("ncclCommInitRankScalable(rank %d of %d)", rank, nranks), rc, 0)

@@ -7,9 +7,9 @@ import (
 	"runtime"
 )
 
-// Load fails: purego calls C libraries without cgo on linux/amd64 and
-// linux/arm64 here.
-func Load() (*Lib, error) {
+// LoadWith fails: purego calls C libraries without cgo on linux/amd64
+// and linux/arm64 here.
+func LoadWith(LoadOptions) (*Lib, error) {
 	return nil, fmt.Errorf("the NCCL backend runs on linux/amd64 and linux/arm64, not %s/%s", runtime.GOOS, runtime.GOARCH)
 }
 

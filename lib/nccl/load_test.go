@@ -24,6 +24,16 @@ var notALibrary = []struct {
 	{"truncated ELF", []byte("\x7fELF\x02\x01\x01\x00")},
 }
 
+// loadFromEnv is LoadWith(LoadOptionsFromEnv()), as the perf binaries load.
+func loadFromEnv(t *testing.T) (*Lib, error) {
+	t.Helper()
+	o, err := LoadOptionsFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return LoadWith(o)
+}
+
 // checkFromEnv asserts err is the *NotFoundError of lib's variable naming
 // path.
 func checkFromEnv(t *testing.T, err error, lib library, path string) {
@@ -65,10 +75,10 @@ func TestLoadEnvMissing(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv(EnvCUDARTLibrary, tt.path)
 			start := time.Now()
-			l, err := Load()
+			l, err := loadFromEnv(t)
 			t.Logf("Load failed in %v", time.Since(start))
 			if l != nil {
-				t.Errorf("Load() returned a *Lib with the error %v", err)
+				t.Errorf("LoadWith returned a *Lib with the error %v", err)
 			}
 			checkFromEnv(t, err, cudartLib, tt.path)
 			if err != nil && !strings.Contains(err.Error(), "no such file") {
@@ -89,10 +99,10 @@ func TestLoadEnvNotALibrary(t *testing.T) {
 			}
 			t.Setenv(EnvCUDARTLibrary, path)
 			start := time.Now()
-			l, err := Load()
+			l, err := loadFromEnv(t)
 			t.Logf("Load failed in %v: %v", time.Since(start), err)
 			if l != nil {
-				t.Errorf("Load() returned a *Lib with the error %v", err)
+				t.Errorf("LoadWith returned a *Lib with the error %v", err)
 			}
 			checkFromEnv(t, err, cudartLib, path)
 			// dlopen's reason follows the path; it is not "no such file".
@@ -112,8 +122,7 @@ func TestOpenNCCLFromEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, path := range []string{filepath.Join(dir, "missing.so"), garbage} {
-		t.Setenv(EnvNCCLLibrary, "  "+path+" ")
-		h, got, err := open(ncclLib)
+		h, got, err := open(ncclLib, LoadOptions{NCCLLibrary: "  " + path + " "})
 		if h != 0 || got != "" {
 			t.Errorf("open(%q) = %#x, %q with the error %v", path, h, got, err)
 		}
@@ -137,7 +146,7 @@ func TestOpenSearchNotFound(t *testing.T) {
 		sonames: []string{"libgcclnope.so.7"},
 		system:  []string{filepath.Join(dir, "libgcclnope.so*"), filepath.Join(dir, "absent", "libgcclnope.so*")},
 	}
-	h, got, err := open(lib)
+	h, got, err := open(lib, LoadOptions{})
 	if err == nil {
 		t.Fatalf("open = %#x, %q, nil; want an error", h, got)
 	}
@@ -287,8 +296,11 @@ func TestInitHow(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Setenv("GCCL_NCCL_INIT", tt.env)
-			l := &Lib{}
+			o, err := LoadOptionsFromLookup(fakeEnv(map[string]string{EnvInit: tt.env}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := &Lib{initByValue: o.InitByValue}
 			if tt.scalable {
 				l.ncclCommInitScalable = scalable
 			}

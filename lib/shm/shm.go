@@ -24,16 +24,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// EnvDir overrides the directory segments live in (default /dev/shm).
+// EnvDir is the variable that names the directory segments live in: the
+// package reads no variable itself, its callers pass the directory
+// (ccl.Config.ShmDir, which ccl.Config.FromEnv fills from it).
 const EnvDir = "GCCL_SHM_DIR"
 
-// Dir is the directory of segments: $GCCL_SHM_DIR, else /dev/shm.
-func Dir() string {
-	if d := os.Getenv(EnvDir); d != "" {
-		return d
-	}
-	return "/dev/shm"
-}
+// DefaultDir is the directory of segments when the caller names none.
+const DefaultDir = "/dev/shm"
 
 // HeaderBytes precedes a segment's data: one page, so the data is page
 // aligned.

@@ -16,7 +16,7 @@ const EnvDir = "GCCL_SHM_DIR"
 
 const HeaderBytes = 4096
 
-func Dir() string { return "/dev/shm" }
+const DefaultDir = "/dev/shm"
 
 type Segment struct {
 	Path    string

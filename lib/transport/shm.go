@@ -14,7 +14,7 @@ import (
 // without a message to the other: the first creates and initialises the
 // FIFO, the second maps it, and the name is unlinked once both have.
 type Shm struct {
-	Dir    string // directory of the segments (shm.Dir())
+	Dir    string // directory of the segments (ccl.Config.ShmDir, or shm.DefaultDir)
 	Prefix string // names the job's segments: unique per communicator set
 	// Timeout bounds the wait for the other end's creator; Stop ends it
 	// early (the communicators aborted).

@@ -2,7 +2,7 @@
 // for tests and benchmarks of the NCCL backend's host path on machines
 // without a GPU: one shared object with both libraries' symbols, whose
 // calls count themselves, keep CUDA's and NCCL's per-thread rules and move
-// no data. It needs a C compiler ($CC, cc or gcc); tests skip without one.
+// no data. It needs a C compiler (the caller's, cc or gcc); tests skip without one.
 package fakelib
 
 import (
@@ -45,9 +45,11 @@ const (
 	Foreign   // calls from another OS thread than the first since fake_reset
 )
 
-// Build compiles the fake into dir and returns its path.
-func Build(dir string) (string, error) {
-	cc, err := tunerplugin.Compiler()
+// Build compiles the fake into dir with the C compiler
+// tunerplugin.FindCompiler(cc) finds (cc: a name or path, as $CC says;
+// "" for cc or gcc) and returns its path.
+func Build(dir, cc string) (string, error) {
+	cc, err := tunerplugin.FindCompiler(cc)
 	if err != nil {
 		return "", err
 	}

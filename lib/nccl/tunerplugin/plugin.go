@@ -25,10 +25,11 @@ const FileName = "libnccl-tuner-gccl.so"
 // Source returns the plugin's C source.
 func Source() []byte { return source }
 
-// Compiler returns the C compiler Build uses: $CC, else cc, else gcc.
-func Compiler() (string, error) {
+// FindCompiler returns the C compiler to build with: cc (a name or path,
+// as $CC says one) when given, else cc, else gcc.
+func FindCompiler(cc string) (string, error) {
 	var tried []string
-	for _, c := range []string{os.Getenv("CC"), "cc", "gcc"} {
+	for _, c := range []string{cc, "cc", "gcc"} {
 		if c = strings.TrimSpace(c); c == "" {
 			continue
 		}
@@ -40,9 +41,28 @@ func Compiler() (string, error) {
 	return "", fmt.Errorf("no C compiler to build the NCCL tuner plugin (tried %s): install gcc, or set CC", strings.Join(tried, ", "))
 }
 
-// Compile builds the plugin and returns the shared object's bytes.
-func Compile() ([]byte, error) {
-	cc, err := Compiler()
+// CompilerFromEnv is FindCompiler($CC), make's and cgo's convention.
+func CompilerFromEnv() (string, error) { return FindCompiler(os.Getenv("CC")) }
+
+// CompileFromEnv is CompileWith($CC).
+func CompileFromEnv() ([]byte, error) { return CompileWith(os.Getenv("CC")) }
+
+// Compiler is CompilerFromEnv.
+//
+// Deprecated: kept for tuner/cli's callers until they name
+// CompilerFromEnv (or FindCompiler).
+func Compiler() (string, error) { return CompilerFromEnv() }
+
+// Compile is CompileFromEnv.
+//
+// Deprecated: kept for tuner/cli's callers until they name CompileFromEnv
+// (or CompileWith).
+func Compile() ([]byte, error) { return CompileFromEnv() }
+
+// CompileWith builds the plugin with the compiler FindCompiler(cc) finds
+// and returns the shared object's bytes.
+func CompileWith(cc string) ([]byte, error) {
+	cc, err := FindCompiler(cc)
 	if err != nil {
 		return nil, err
 	}
@@ -63,13 +83,13 @@ func Compile() ([]byte, error) {
 	return os.ReadFile(so)
 }
 
-// Build compiles the plugin into out (a .so path, in a directory that
-// exists), replacing it.
-func Build(out string) error {
+// Build compiles the plugin with cc (as CompileWith) into out (a .so
+// path, in a directory that exists), replacing it.
+func Build(out, cc string) error {
 	if st, err := os.Stat(out); err == nil && st.IsDir() {
 		return fmt.Errorf("cannot write %s: it is a directory", out)
 	}
-	b, err := Compile()
+	b, err := CompileWith(cc)
 	if err != nil {
 		return err
 	}
@@ -88,8 +108,9 @@ func Build(out string) error {
 }
 
 // Cached returns the plugin in the user's cache directory, building it
-// there first if it is missing or older than this binary's source.
-func Cached() (string, error) {
+// there first (with cc, as CompileWith) if it is missing or older than
+// this binary's source.
+func Cached(cc string) (string, error) {
 	dir, err := os.UserCacheDir()
 	if err != nil {
 		return "", errors.New("no cache directory for the NCCL tuner plugin ($HOME or $XDG_CACHE_HOME unset): build it with `tune plugin --output PATH` and set NCCL_TUNER_PLUGIN")
@@ -103,5 +124,5 @@ func Cached() (string, error) {
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return "", err
 	}
-	return out, Build(out)
+	return out, Build(out, cc)
 }

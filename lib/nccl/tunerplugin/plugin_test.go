@@ -2,6 +2,7 @@ package tunerplugin
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -35,11 +36,12 @@ func load(t *testing.T) *plugin {
 	if runtime.GOOS != "linux" {
 		t.Skip("the plugin is a Linux shared object")
 	}
-	if _, err := Compiler(); err != nil {
+	cc := os.Getenv("CC")
+	if _, err := FindCompiler(cc); err != nil {
 		t.Skipf("skipping: %v", err)
 	}
 	so := filepath.Join(t.TempDir(), FileName)
-	if err := Build(so); err != nil {
+	if err := Build(so, cc); err != nil {
 		t.Fatal(err)
 	}
 	h, err := purego.Dlopen(so, purego.RTLD_NOW|purego.RTLD_LOCAL)
@@ -289,5 +291,21 @@ func TestPluginWithoutRulesChangesNothing(t *testing.T) {
 			}
 		}
 		purego.SyscallN(p.v5[3], ctx)
+	}
+}
+
+// TestFindCompiler: the compiler the caller names wins over cc and gcc;
+// CompilerFromEnv names $CC's.
+func TestFindCompiler(t *testing.T) {
+	named, err := exec.LookPath("true") // any program stands for one
+	if err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+	if got, err := FindCompiler(named); err != nil || got != named {
+		t.Errorf("FindCompiler(%q) = %q, %v; want it", named, got, err)
+	}
+	t.Setenv("CC", named)
+	if got, err := CompilerFromEnv(); err != nil || got != named {
+		t.Errorf("CompilerFromEnv with CC=%s = %q, %v; want it", named, got, err)
 	}
 }
