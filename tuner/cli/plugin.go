@@ -41,7 +41,7 @@ func pluginCmd(args []string, stdout, stderr io.Writer) int {
 	f, err := results.CreateMode(*out, 0o755)
 	if err == nil {
 		var so []byte
-		if so, err = tunerplugin.Compile(); err == nil {
+		if so, err = tunerplugin.CompileFromEnv(); err == nil {
 			_, err = f.Write(so)
 		}
 		err = settle(f, err)

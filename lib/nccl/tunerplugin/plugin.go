@@ -47,18 +47,6 @@ func CompilerFromEnv() (string, error) { return FindCompiler(os.Getenv("CC")) }
 // CompileFromEnv is CompileWith($CC).
 func CompileFromEnv() ([]byte, error) { return CompileWith(os.Getenv("CC")) }
 
-// Compiler is CompilerFromEnv.
-//
-// Deprecated: kept for tuner/cli's callers until they name
-// CompilerFromEnv (or FindCompiler).
-func Compiler() (string, error) { return CompilerFromEnv() }
-
-// Compile is CompileFromEnv.
-//
-// Deprecated: kept for tuner/cli's callers until they name CompileFromEnv
-// (or CompileWith).
-func Compile() ([]byte, error) { return CompileFromEnv() }
-
 // CompileWith builds the plugin with the compiler FindCompiler(cc) finds
 // and returns the shared object's bytes.
 func CompileWith(cc string) ([]byte, error) {
