@@ -5,11 +5,9 @@ package perf
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,12 +37,10 @@ type ncclBackend struct {
 	tuningPath  string
 	tuningOwned bool
 	tuning      *nccl.TuningLog
-	// userEnv is NCCL_PROTO, NCCL_ALGO and NCCL_BUFFSIZE as the process
-	// started with them: an "auto" configuration gets them back after a
-	// forced one overwrote them.
-	userEnv map[string]string
-	// savedEnv is NCCL's variables as this run found them, put back by Close.
-	savedEnv envSnapshot
+	// params are the NCCL parameters this run has written to the C
+	// environment (nccl.SetParam), put back to the user's values (Go's
+	// environment, which gccl never changes) by Close.
+	params map[string]bool
 	// ncclMem: device buffers come from ncclMemAlloc (nccl-tests' choice
 	// from NCCL 2.19), else from cudaMalloc (EnvAlloc).
 	ncclMem bool
@@ -79,90 +75,90 @@ func allocChoice(lookup func(string) (string, bool), haveMemAlloc bool, register
 	return ncclMem, nil
 }
 
-// envSnapshot is some variables' values (nil: unset) at one moment.
-type envSnapshot map[string]*string
-
-func snapshotEnv(keys ...string) envSnapshot {
-	s := envSnapshot{}
-	for _, k := range keys {
-		if v, ok := os.LookupEnv(k); ok {
-			s[k] = &v
-		} else {
-			s[k] = nil
-		}
-	}
-	return s
-}
-
-// restore sets every variable back to its snapshot value, or unsets it.
-func (s envSnapshot) restore() {
-	for k, v := range s {
-		if v != nil {
-			os.Setenv(k, *v)
-		} else {
-			os.Unsetenv(k)
-		}
-	}
-}
-
 // newNCCLBackend loads the libraries and picks this process's GPUs: with
 // a launcher's local rank L and R ranks a process, devices L*R to L*R+R-1
 // (nccl-tests' choice).
 func newNCCLBackend(o *Options, j *job, nRanks int) (*ncclBackend, error) {
-	// A run changes NCCL's variables for its communicators; tune sweep
-	// runs many in one process, and each must start from what the user
-	// set, not from what the last one forced (Close restores them).
-	saved := snapshotEnv(append(slices.Collect(maps.Keys(ncclEnv(RunConfig{}))), "NCCL_TUNER_PLUGIN", "NCCL_TUNER_CONFIG_FILE")...)
-	be, err := newNCCLBackendIn(o, j, nRanks, saved)
-	if err != nil {
-		saved.restore()
+	be := &ncclBackend{o: o, job: j, params: map[string]bool{}}
+	if err := be.open(nRanks); err != nil {
+		be.restoreParams()
+		return nil, err
 	}
-	return be, err
+	return be, nil
 }
 
-func newNCCLBackendIn(o *Options, j *job, nRanks int, saved envSnapshot) (*ncclBackend, error) {
+// setParam writes one NCCL parameter for this run (nccl.SetParam) and
+// remembers to put it back.
+func (be *ncclBackend) setParam(k, v string) error {
+	be.params[k] = true
+	return nccl.SetParam(k, v)
+}
+
+// userParam puts parameter k back to what the user set (Go's environment),
+// or removes it.
+func userParam(k string) error {
+	v, set := os.LookupEnv(k)
+	return nccl.PutParam(k, v, set)
+}
+
+// restoreParams puts every parameter this run wrote back to the user's
+// value: tune sweep runs many backends in one process, and each must start
+// from what the user set, not from what the last one forced.
+func (be *ncclBackend) restoreParams() error {
+	var errs []error
+	for k := range be.params {
+		errs = append(errs, userParam(k))
+	}
+	clear(be.params)
+	return errors.Join(errs...)
+}
+
+func (be *ncclBackend) open(nRanks int) error {
+	o, j := be.o, be.job
 	host, _ := os.Hostname()
 	tuningWanted, tuningPath := nccl.TuningLogWanted(os.LookupEnv, host, os.Getpid())
 	tuningOwned := false
 	if tuningWanted && tuningPath == "" {
-		// NCCL reads NCCL_DEBUG_FILE at its first call: name one now.
+		// NCCL reads NCCL_DEBUG_FILE once, at its first call: name one
+		// now, for the process's life (a later backend names the same).
 		tuningPath = filepath.Join(os.TempDir(), fmt.Sprintf("gccl-nccl-%d.log", os.Getpid()))
-		os.Setenv("NCCL_DEBUG_FILE", tuningPath)
+		if err := nccl.SetParam("NCCL_DEBUG_FILE", tuningPath); err != nil {
+			return err
+		}
 		tuningOwned = true
 	}
 	lo, err := nccl.LoadOptionsFromEnv()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	lib, err := nccl.LoadWith(lo)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	ncclMem, err := allocChoice(os.LookupEnv, lib.HasMemAlloc(), o.Register)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if o.TuningFile != "" {
 		plugin, err := tunerPlugin(os.LookupEnv, lib.NCCLPath, func() (string, error) { return tunerplugin.Cached(os.Getenv("CC")) })
 		if err != nil {
-			return nil, err
+			return err
 		}
 		// NCCL loads the plugin, and the plugin reads its file, when a
 		// communicator is created.
-		os.Setenv("NCCL_TUNER_PLUGIN", plugin)
-		os.Setenv("NCCL_TUNER_CONFIG_FILE", o.TuningFile)
+		if err := be.setParam("NCCL_TUNER_PLUGIN", plugin); err != nil {
+			return err
+		}
+		if err := be.setParam("NCCL_TUNER_CONFIG_FILE", o.TuningFile); err != nil {
+			return err
+		}
 	}
 	count, err := lib.DeviceCount()
 	if err != nil {
-		return nil, fmt.Errorf("no usable GPU (%w)", err)
+		return fmt.Errorf("no usable GPU (%w)", err)
 	}
 	local := nRanks
-	be := &ncclBackend{lib: lib, o: o, job: j, tuningPath: tuningPath, tuningOwned: tuningOwned, userEnv: map[string]string{}, savedEnv: saved, ncclMem: ncclMem}
-	for k := range ncclEnv(RunConfig{}) {
-		if v, ok := os.LookupEnv(k); ok {
-			be.userEnv[k] = v
-		}
-	}
+	be.lib, be.tuningPath, be.tuningOwned, be.ncclMem = lib, tuningPath, tuningOwned, ncclMem
 	first := 0
 	if j != nil {
 		local = nRanks / j.procs
@@ -172,20 +168,20 @@ func newNCCLBackendIn(o *Options, j *job, nRanks int, saved envSnapshot) (*ncclB
 		}
 	}
 	if first+local > count {
-		return nil, fmt.Errorf("%d ranks in this process need GPUs %d to %d, but CUDA sees %d GPU(s) (one GPU per rank, as in nccl-tests: lower -t x -g or the processes per host)",
+		return fmt.Errorf("%d ranks in this process need GPUs %d to %d, but CUDA sees %d GPU(s) (one GPU per rank, as in nccl-tests: lower -t x -g or the processes per host)",
 			local, first, first+local-1, count)
 	}
 	for i := 0; i < local; i++ {
 		d := first + i
 		bus, name, err := lib.Describe(d)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		be.devs = append(be.devs, d)
 		be.bus = append(be.bus, bus)
 		be.desc = append(be.desc, name)
 	}
-	return be, nil
+	return nil
 }
 
 func (be *ncclBackend) Name() string { return "nccl" }
@@ -202,8 +198,7 @@ func (be *ncclBackend) Close() error {
 	if be.tuningOwned {
 		os.Remove(be.tuningPath)
 	}
-	be.savedEnv.restore()
-	return nil
+	return be.restoreParams()
 }
 
 // TuningLog names the file NCCL's decisions are read from, "" if none.
@@ -290,13 +285,14 @@ func ncclEnv(rc RunConfig) map[string]string {
 // on fresh communicators.
 func (be *ncclBackend) Init(n int, rc RunConfig) ([]Comm, error) {
 	for k, v := range ncclEnv(rc) {
-		switch user, set := be.userEnv[k]; {
-		case v != "":
-			os.Setenv(k, v)
-		case set: // auto: what the user's environment asked for
-			os.Setenv(k, user)
-		default: // auto: NCCL's own choice
-			os.Unsetenv(k)
+		var err error
+		if v != "" {
+			err = be.setParam(k, v)
+		} else { // auto: what the user's environment asked for, or NCCL's own choice
+			err = userParam(k)
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
 	var id nccl.UniqueID

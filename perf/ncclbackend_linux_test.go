@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gccl/gccl/lib/nccl"
 )
 
 // Each sweep axis becomes the variable NCCL reads when a communicator is
@@ -115,23 +117,38 @@ func TestThreadGroupNesting(t *testing.T) {
 	}
 }
 
-// A run's forced NCCL variables do not outlive it: tune sweep runs many in
-// one process, and an "auto" run after a forced one must see the user's.
-func TestEnvSnapshotRestores(t *testing.T) {
+// A run's forced NCCL parameters do not outlive it: tune sweep runs many
+// in one process, and an "auto" run after a forced one must see the
+// user's. They are written to the C environment, where NCCL reads them,
+// and Go's environment (the user's) never changes.
+func TestForcedParamsRestored(t *testing.T) {
 	t.Setenv("NCCL_PROTO", "LL")
 	t.Setenv("NCCL_ALGO", "") // restored after the test
 	os.Unsetenv("NCCL_ALGO")
-	s := snapshotEnv("NCCL_PROTO", "NCCL_ALGO")
+	be := &ncclBackend{params: map[string]bool{}}
 	for k, v := range ncclEnv(RunConfig{Proto: "Simple", Algo: "Tree"}) {
 		if v != "" {
-			os.Setenv(k, v)
+			if err := be.setParam(k, v); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
-	s.restore()
+	if v, _, err := nccl.LookupParam("NCCL_PROTO"); err != nil || v != "Simple" {
+		t.Fatalf("NCCL sees NCCL_PROTO %q (%v), want the forced Simple", v, err)
+	}
 	if v := os.Getenv("NCCL_PROTO"); v != "LL" {
+		t.Fatalf("Go's NCCL_PROTO %q, want the user's LL untouched", v)
+	}
+	if err := be.restoreParams(); err != nil {
+		t.Fatal(err)
+	}
+	if v, _, _ := nccl.LookupParam("NCCL_PROTO"); v != "LL" {
 		t.Errorf("NCCL_PROTO %q after restore, want the user's LL", v)
 	}
-	if v, ok := os.LookupEnv("NCCL_ALGO"); ok {
+	if v, ok, _ := nccl.LookupParam("NCCL_ALGO"); ok {
 		t.Errorf("NCCL_ALGO %q after restore, want unset", v)
+	}
+	if len(be.params) != 0 {
+		t.Errorf("params left after restore: %v", be.params)
 	}
 }
