@@ -1,5 +1,8 @@
 //go:build linux && (amd64 || arm64)
 
+// The NCCL backend: loading the libraries, NCCL's parameters for a run,
+// and creating this process's ranks (ncclrank_linux.go has the ranks).
+
 package perf
 
 import (
