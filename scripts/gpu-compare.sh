@@ -60,6 +60,7 @@
 #            and the plugin's)
 # WRAP (e.g. "taskset -c 8-15") prefixes every timed command of every variant;
 # SMALL_VARIANTS (e.g. "nt gccl plugin") replaces the small step's variants.
+# COLLS (e.g. "all_reduce broadcast") limits the steps that run every collective.
 #
 # Everything lands in ONE archive, $OUT/compare_<steps>.tgz (raw outputs,
 # NCCL logs, timing, machine, summary), and the summary (median tables,
@@ -232,7 +233,7 @@ variants_small() {
 	case $c in all_reduce | sendrecv) for e in ${EXTRA_VARIANTS:-}; do v="$v ${e%%:*}"; done ;; esac
 	echo $v
 }
-COLLS="all_reduce all_gather reduce_scatter broadcast reduce sendrecv"
+COLLS=${COLLS:-all_reduce all_gather reduce_scatter broadcast reduce sendrecv} # the steps that run every collective
 SMALL="-b 8 -e 8M -f 4"
 
 # Built before anything is timed: a build on every core would disturb it.
