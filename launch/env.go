@@ -114,17 +114,17 @@ func jobEnv(base []string, np int, rootHost string) ([]string, error) {
 // of np processes on cpus processors when the environment sets none:
 //   - more processes than processors: 1. A second Go processor only lets
 //     the runtime spin looking for work against the peers the ranks wait
-//     for (the 2-core VM, 4 processes' 8 B allreduce: median 14.3 us with
-//     it, 28.7 without; Open MPI 8.9);
+//     for (the 2-core VM, 4 processes' 8 B allreduce: twice as fast with
+//     it; docs/log/performance-2026-11.md 12f);
 //   - else the processes' share of the processors, but at least 2: a
 //     runtime with all of the host's processors in each of many processes
 //     spins its idle ones on its neighbours' cores (16-core Xeon, 8
-//     processes unbound, 256 KiB allreduce 83-204 us with 2 against 498-849
-//     with 16), while a second one beside a rank bound to one core lets
-//     its channel goroutine and the runtime's work run without taking the
-//     rank's turn (the Xeon, 16 bound processes, 2 MiB 890-1327 us with 2
-//     against 927-2746 with 1; the VM, 2 bound processes' 8 B 0.355 against
-//     0.415 us; docs/PERFORMANCE.md 12n).
+//     processes unbound, 256 KiB allreduce several times faster with 2
+//     than with 16), while a second one beside a rank bound to one core
+//     lets its channel goroutine and the runtime's work run without taking
+//     the rank's turn (the Xeon, 16 bound processes, 2 MiB, and the VM, 2
+//     bound processes' 8 B: faster with 2 than with 1;
+//     docs/log/performance-2026-11.md 12n).
 //
 // "" when nothing is to be set (one process, or GOMAXPROCS set).
 func sharedGOMAXPROCS(env []string, np, cpus int) string {

@@ -15,7 +15,8 @@ import (
 // relative one (clocks, placement): |t1 - t2| <= AddUs + Rel*t for most
 // pairs. A forced configuration displaces the default at a size only when
 // it is faster by more than that: one run that looked 10% faster is no
-// evidence on a machine whose runs differ by 14-20 us.
+// evidence where separate runs of one configuration differ by about
+// DefaultNoisePrior's additive term at small sizes (docs/TUNING.md).
 //
 // EstimateNoise fits the envelope from the repeats the data hold: several
 // runs of one key and size (separate files or -N cycles), and the two
@@ -44,8 +45,9 @@ func (n Noise) String() string {
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
 // DefaultNoisePrior is the prior when the data hold no repeats: what
-// separate nccl-tests runs of one configuration differed by on H200s
-// (14-20 us at small sizes, a few percent at large ones), rounded up.
+// separate nccl-tests runs of one configuration differed by on H200s,
+// microseconds at small sizes and a few percent at large ones, rounded up
+// (docs/TUNING.md).
 var DefaultNoisePrior = Noise{AddUs: 20, Rel: 0.05, Source: "prior"}
 
 // ParseNoise reads "15us+1%", "15us", "2%", "0.5us+0.02": an additive term

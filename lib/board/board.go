@@ -159,11 +159,10 @@ func (b *Board) Prefetch(r int, seq uint64, off, lines int) {
 }
 
 // MaxPrefetch is the most cache lines Prefetch hints per post: a 64-byte
-// payload's. Measured on a 16-core Xeon, 4-16 ranks (docs/PERFORMANCE.md
-// 12h): the hint of a post's first lines took 8 B one-shots of 8 ranks
-// from 1.30-1.50 to 1.23-1.36 us; hinting 16 lines made 4 ranks' 512 B
-// slower (2.51 against 2.02 us), the hint racing the writer through its
-// lines.
+// payload's. Measured on a 16-core Xeon, 4-16 ranks: the hint of a post's
+// first lines made 8 ranks' 8 B one-shots a little faster; hinting 16
+// lines made 4 ranks' 512 B slower, the hint racing the writer through its
+// lines (docs/log/performance-2026-11.md 12g).
 const MaxPrefetch = 2
 
 // Plain posts: a round's payload as is in a slot of its own, then one flag

@@ -224,10 +224,11 @@ func (ch *channel) loop() {
 			} else {
 				// Spin first where the plans do: a yield on a host of
 				// many processors goes through the scheduler's global
-				// queue and comes back 3-7 us later (a trace on the
+				// queue and comes back microseconds later (a trace on the
 				// 16-core Xeon), which every operation handed to this
 				// goroutine then paid (2 ranks x 4 channels, 32 KiB one
-				// at a time: 13-15 us, against 2.5 on one channel).
+				// at a time, ran several times slower than on one channel;
+				// docs/log/performance-2026-11.md 12l).
 				ch.idle.SpinFor, ch.idle.NoBackOff = ch.idleSpin, true
 				_ = ch.idle.Wait(ready, what)
 			}

@@ -201,9 +201,9 @@ func newWorld(n int, set settings, peers []transport.Peer, procs, cores int) *wo
 	if w.realHosts && !w.set.simpleBuffSet {
 		// Across hosts the Simple FIFO is NCCL's default, 4 MiB: steps of
 		// 512 KiB keep a socket busy between credits (16-core Xeon,
-		// loopback, 128 MiB allreduce: 1.35-1.58 GB/s with 1 MiB, 1.71-
-		// 2.28 with 4 MiB; the 2-core VM between namespaces: see
-		// docs/PERFORMANCE.md 13d).
+		// loopback, 128 MiB allreduce faster than with 1 MiB; commit
+		// 179cfca; docs/PERFORMANCE.md, "The Simple buffer size" and
+		// "Across hosts"; docs/log/performance-2026-11.md 13d).
 		w.set.buff[proto.Simple] = NetSimpleBuffSize
 	}
 	w.initGeometry() // after the buffer sizes are settled

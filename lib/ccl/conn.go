@@ -151,8 +151,9 @@ type ringConn struct {
 // root's neighbour is the last rank of the odd channels' chain, so no rank
 // started the next broadcast before the previous one had crossed the whole
 // chain, and back-to-back broadcasts lost their pipelining along the chain
-// (8 ranks on the 16-core Xeon, 64-256 KiB: 2 channels 2.1-2.8x the time
-// of one; docs/PERFORMANCE.md 12w).
+// (8 ranks on the 16-core Xeon, 64-256 KiB: 2 channels took twice one's
+// time or more; docs/PERFORMANCE.md, "Tree against ring";
+// docs/log/performance-2026-11.md 12w).
 func (c *Comm) ringConn(ch int, p proto.Protocol, buff int, chain bool) (*ringConn, error) {
 	std := buff == c.w.set.buff[p]
 	ring, kept := c.w.rings[ch], &c.ringConns[ch][p]

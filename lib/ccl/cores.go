@@ -17,7 +17,8 @@ import (
 // cores every step pays the model's oversubscription term. (It does not
 // explain the collapse measured on the GPU host's 16 cores, which report
 // one thread each: 16 ranks of one process ran an 8 B ring or tree
-// allreduce in 60-600 us, 8 ranks in 10-20 us; see docs/PERFORMANCE.md.)
+// allreduce far slower than 8 ranks; the waits' back-off did, fixed since:
+// docs/log/performance-2026-11.md 12b and 12e.)
 func modelCores(procs, phys int) int {
 	if phys > 0 && phys < procs {
 		return phys
@@ -29,9 +30,9 @@ func modelCores(procs, phys int) int {
 // Go processors (GOMAXPROCS), but no more than the CPUs it may run on.
 // GOMAXPROCS above them buys threads, not processors: with GOMAXPROCS=32 on
 // 16 cores, 8 ranks x 4 channels (32 runners) counted as fitting and spun
-// for 2 ms a wait while the OS ran their threads in turn, 11.5-17.9 ms a
-// Ring/Simple allreduce of 2 KiB-512 KiB against 0.5-0.7 ms at GOMAXPROCS=16
-// (docs/PERFORMANCE.md 12q).
+// for 2 ms a wait while the OS ran their threads in turn, a Ring/Simple
+// allreduce of 2 KiB-512 KiB tens of times slower than at GOMAXPROCS=16
+// (docs/log/performance-2026-11.md 12q).
 func usableProcs(gomaxprocs, cpus int) int {
 	if cpus > 0 && cpus < gomaxprocs {
 		return cpus
@@ -48,9 +49,9 @@ var cpuCount = runtime.NumCPU
 // one anything, while a wait that gives up parks, and a parked rank costs
 // its peer a wake-up that makes the next one late in turn. Measured on a
 // 16-core Xeon, 16 ranks in one process, 8 B-32 KiB allreduce: Tree/Simple
-// on one channel 80-470 us with 20 us spins (the chain collapsed to a wake-up
-// per hop), 19-131 us with 2 ms ones, 19-124 with 500 us (which still
-// collapsed now and then on the ring).
+// on one channel with 20 us spins collapsed to a wake-up per hop; 2 ms ones
+// fixed it, and 500 us ones still collapsed now and then on the ring
+// (docs/log/performance-2026-11.md 12e).
 const longSpinFor = 2 * time.Millisecond
 
 // planSpin is how a plan's waits spin (proto.Waiter.SpinFor, NoBackOff):
@@ -59,13 +60,13 @@ const longSpinFor = 2 * time.Millisecond
 //   - on hosts of 8 processors or more: longSpinFor, and no back-off after
 //     a miss. A late peer there is late, not queued behind this goroutine:
 //     backing off turned lateness into a park and a wake-up per step (16
-//     ranks' small ring allreduce 290-610 us with it, 15-68 without; 8
-//     ranks' 8 B tree 150-180 us with it, 9-10 without);
+//     ranks' small ring allreduce and 8 ranks' 8 B tree over ten times
+//     slower with it; docs/log/performance-2026-11.md 12b and 12e);
 //   - smaller hosts: proto.DefaultSpinFor, backing off after a miss unless
 //     the runners fill at most half the processors. On the 2-processor VM, 2
 //     ranks did better with the back-off (a woken peer often does queue
-//     behind its waker there: small tree and ring allreduce up to 1.5x
-//     slower without).
+//     behind its waker there: small tree and ring allreduce slower
+//     without).
 func planSpin(runners, procs int) (spin time.Duration, noBackOff bool) {
 	switch {
 	case runners > procs:
@@ -81,10 +82,10 @@ func planSpin(runners, procs int) (spin time.Duration, noBackOff bool) {
 // transport's idle proxies poll before they park (transport.Net.Spin), a
 // duration; empty or "0" for none, the default. Polling proxies once ran
 // by default on hosts of 8 processors or more; measured on the 16-core
-// Xeon, 2 processes as 2 hosts on loopback, 128 MiB (docs/PERFORMANCE.md
-// 13e): sendrecv 0.62-0.66 GB/s polling 2 ms against 1.77-2.13 parking,
-// allreduce 0.59-0.65 against 2.13-2.41; 8 B across processes alike
-// either way (13b).
+// Xeon, 2 processes as 2 hosts on loopback, 128 MiB sendrecv and
+// allreduce ran at a third of the parking proxies' rate when polling 2 ms
+// (docs/PERFORMANCE.md, "Across hosts"; docs/log/performance-2026-11.md
+// 13e); 8 B across processes alike either way (the log's 13b).
 func parseNetSpin(v string) (time.Duration, error) {
 	v = strings.TrimSpace(v)
 	if v == "" {

@@ -18,10 +18,10 @@ import (
 // hands the goroutine back to its driver (proto.Suspender), which resumes
 // whichever part can go on, and spins, yields and parks for all of them at
 // once when none can. The goroutines that wait then fit the processors:
-// D per rank, not one per channel. Without it, 8 ranks x 4 channels on 16
-// cores took a flat 0.45-0.65 ms per allreduce from 2 KiB to 1 MiB, and 16
-// ranks x 4 channels 0.9-1.8 ms: 35-45 us per ring step, each a wake-up
-// through the scheduler (docs/PERFORMANCE.md 12q).
+// D per rank, not one per channel. Without it, 8 and 16 ranks x 4 channels
+// on 16 cores took a flat time per allreduce from 2 KiB to 1 MiB, every
+// ring step a wake-up through the scheduler (docs/PERFORMANCE.md, "Many
+// ranks in one process"; docs/log/performance-2026-11.md 12q).
 //
 // Across processes a channel's waiter sleeps on a futex bell that posters
 // of other processes ring; while its driver parks, the bell relays those
@@ -35,14 +35,13 @@ import (
 // goroutines on their way to sleep, Go's runtime, the OS). The more
 // runners spin, the likelier one of them is held up by something else and
 // stalls its ring. Measured on a 64-core Xeon VM, 32 ranks of one process,
-// allreduce (docs/PERFORMANCE.md 5c): 2 channels a rank, 64 runners on 64
-// processors, took 14.7-19.3 ms at 128 KiB and 21-48 ms at 512 KiB-2 MiB,
-// the spinning runners holding every processor while the others waited
-// for one (a Go trace of 25 operations: 9.2 s of goroutine time runnable
-// without a processor); folded onto one driver a rank, 0.31-0.36 ms and
-// 0.42-1.5 ms. On a 16-core Xeon, 8 ranks x 2 channels (16 runners) ran
-// 128 KiB-2 MiB in 33-325 us unfolded and 77-614 us folded: hosts under
-// 32 processors keep every one.
+// allreduce: 2 channels a rank, 64 runners on 64 processors, ran 128 KiB-
+// 2 MiB tens of times slower than folded onto one driver a rank, the
+// spinning runners holding every processor while the others waited for
+// one (a Go trace showed goroutines runnable without a processor for most
+// of their time). On a 16-core Xeon, 8 ranks x 2 channels (16 runners)
+// ran slower folded than unfolded: hosts under 32 processors keep every
+// one (docs/PERFORMANCE.md, "Many ranks on 64 cores").
 func runnerProcs(procs int) int {
 	return procs - procs/32
 }
@@ -72,9 +71,9 @@ func driversFor(ranks, nCh, procs int) int {
 // fold) when the host's processes outnumber its processors. Each process
 // then runs only part of the time, and the host's scheduler sets the
 // pace: measured on the 2-core VM against a build with folding turned
-// off, 3 and 4 processes of 3-4 channels each took 0.5-2.5 ms per
-// Ring/Simple allreduce of 2 KiB-1 MiB folded, 0.09-1.9 ms not
-// (docs/PERFORMANCE.md 12t).
+// off, 3 and 4 processes of 3-4 channels each ran Ring/Simple allreduces
+// of 2 KiB-1 MiB slower folded than not (docs/log/performance-2026-11.md
+// 12t).
 func processFoldProcs(gomaxprocs, cpus, hostProcesses, hostProcs int) int {
 	if hostProcs > 0 && hostProcesses > hostProcs {
 		return 0
@@ -90,10 +89,10 @@ func processFoldProcs(gomaxprocs, cpus, hostProcesses, hostProcs int) int {
 // processors (its Go runtime's share) less one: a process's goroutines
 // get none of another's processors, and the caller that waits in
 // Synchronize beside its channels' runners needs one. Measured on the
-// 16-core Xeon, 8 processes of 2 processors each (docs/PERFORMANCE.md
-// 12t): 2 channels a rank, which fit the host exactly, took 0.9-8 ms
-// per Ring/Simple allreduce of 2 KiB-1 MiB, unfolded or folded onto 2
-// drivers, against 13-20 us on one channel.
+// 16-core Xeon, 8 processes of 2 processors each: 2 channels a rank,
+// which fit the host exactly, ran Ring/Simple allreduces of 2 KiB-1 MiB
+// far slower than one channel, unfolded or folded onto 2 drivers
+// (docs/log/performance-2026-11.md 12t).
 func (w *world) drivers(nCh, procs int) int {
 	if w.job == nil {
 		return foldDrivers(w.n, nCh, runnerProcs(procs))
@@ -305,7 +304,7 @@ func (c *Comm) roundFolded(live *[]*foldPart, cmd proto.FoldCmd) bool {
 
 // foldLookRounds is how many rounds over the parts find nothing ready
 // before the driver reads the clock: each round costs a coroutine switch
-// per part (about 0.1 us on the 2-core VM).
+// per part (a fraction of a microsecond on the 2-core VM).
 const foldLookRounds = 4
 
 // kickAfterFold is how long a part waits before the driver has it kick

@@ -285,10 +285,10 @@ func offerOf(s settings) offer {
 // process 0 gives each of its ranks before they fold (its processors,
 // GOMAXPROCS, less one: processFoldProcs), at most 4. Measured on the
 // 16-core Xeon, 4 processes bound to 4 cores each, 32 and 128 MiB
-// allreduce: 14.8 and 55.3 ms with 1 channel, 7.2 and 27.0 with 4
-// (docs/PERFORMANCE.md 12n); 4 channels there, which fill each process's
-// processors, collapsed to 0.9-2.3 ms at 2 KiB-1 MiB, and 3 ran as fast
-// as 4 from 1 MiB (12t).
+// allreduce: 4 channels twice as fast as 1
+// (docs/log/performance-2026-11.md 12n); 4 channels there, which fill
+// each process's processors, collapsed at 2 KiB-1 MiB, and 3 ran as fast
+// as 4 from 1 MiB (docs/log/performance-2026-11.md 12t).
 func autoChannels(hostProcs, hostRanks, leadProcs, leadRanks int) int {
 	return max(1, min(4, hostProcs/max(hostRanks, 1), max(leadProcs-1, 1)/max(leadRanks, 1)))
 }
@@ -328,8 +328,9 @@ func hostProcs(procs []bootstrap.ProcInfo, offers []offer) (n, cores int) {
 // hostReport is process 0's debug line on its host: the processes there,
 // the processors and cores the model prices, the Go processors their
 // runtimes hold, and, when those outnumber the host's processors twice
-// over, what to do about it (docs/PERFORMANCE.md 12n: 16 processes of 16
-// Go processors each on 16 cores, 8 B allreduce 12-69 us; bound, 2.1).
+// over, what to do about it (16 processes of 16 Go processors each on 16
+// cores ran 8 B allreduces many times slower than bound ones;
+// docs/log/performance-2026-11.md 12n).
 func hostReport(procs []bootstrap.ProcInfo, offers []offer, hostProcs, cores, maxCh int) string {
 	n, gos := 0, 0
 	for i, p := range procs {

@@ -126,7 +126,8 @@ func (j *job) kickChannel(r, ch int) func() {
 		// that is not counted yet will see the kick. A wake when nothing is
 		// queued would only get the idle goroutine to yield against its
 		// own process's caller (measured: 4 processes on 2 cores, 8 B
-		// allreduce, ~20 -> ~9.5 us median without those wakes).
+		// allreduce, about twice as fast without those wakes; commit
+		// e5b6bbc).
 		kick.Store(1)
 		if unrun.Load() > 0 {
 			idle.Wake()

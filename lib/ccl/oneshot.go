@@ -89,12 +89,12 @@ func plainPosts(coll Coll, a tuning.Algo, count, roundElems, elt int) bool {
 // plainMinBytes is the least post that goes plain: below it LL lines,
 // which arrive with their flags in one miss, are as fast or faster.
 // Measured side by side with the spin round trip (FloorSideBySide, 2
-// ranks, medians of 3-4 alternating passes; docs/PERFORMANCE.md 12u):
-// plain posts against LL lines, on this VM 64 B alike, 256 B 2.1-2.3x the
-// spin against 2.3-2.4x, 512 B 2.3x against 3.0-3.6x, 1 KiB 3.1x against
-// 4.5-5.7x; on the 16-core Xeon 256 B 2.7x against 2.5-4.6x, 1 KiB 3.9x
-// against 4.7-7.3x. Written only by tests (init sets it), read by every
-// plan of the board.
+// ranks, medians of 3-4 alternating passes): plain posts against LL
+// lines, on this VM 64 B alike and plain faster from 256 B, the more so
+// at 512 B and 1 KiB; on the 16-core Xeon the same from 256 B
+// (docs/log/performance-2026-11.md 12u; today's floor: docs/PERFORMANCE.md,
+// "The latency floor"). Written only by tests (init sets it), read by
+// every plan of the board.
 var plainMinBytes atomic.Int64
 
 func init() { plainMinBytes.Store(defaultPlainMinBytes) }

@@ -5,12 +5,14 @@ package nccl
 import "github.com/ebitengine/purego"
 
 // The timed path's calls into libnccl and libcudart. purego.SyscallN
-// costs about 0.3 us a call (it copies 64 words, takes a pooled block and
-// heap-allocates its variadic arguments); a one-GPU sendrecv iteration
-// makes 4 such calls and a 4-GPU allreduce 6, which nccl-tests makes from
-// C for a few ns each. On amd64 a call goes instead through the runtime's
-// cgocall and a trampoline of this package (ccall_amd64.s) that passes up
-// to 8 integer arguments: about 40 ns and no allocation.
+// costs several times a C call's host time (it copies 64 words, takes a
+// pooled block and heap-allocates its variadic arguments); a one-GPU
+// sendrecv iteration makes 4 such calls and a 4-GPU allreduce 6, which
+// nccl-tests makes from C for a few ns each. On amd64 a call goes instead
+// through the runtime's cgocall and a trampoline of this package
+// (ccall_amd64.s) that passes up to 8 integer arguments, with no
+// allocation (docs/PERFORMANCE.md, "The NCCL backend beside nccl-tests";
+// both paths: docs/log/performance-2026-11.md 7d).
 
 // cArgs are a call's integer arguments; unused ones are 0 (a C function
 // ignores arguments beyond its own).

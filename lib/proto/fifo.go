@@ -135,9 +135,8 @@ type postLog struct {
 // the network poller, which a goroutine yielding in a loop keeps the
 // scheduler from polling: such waits yield no longer than the spin
 // (BenchmarkNetPingPong in lib/transport, 8 B there and back through four
-// proxies on loopback: 132 us with 50 us yield phases everywhere, 83-107
-// with the proxies' cut, 52-86 with these too; a plain TCP ping-pong
-// beside it 20-23 us).
+// proxies on loopback, got faster with the proxies' yield cut and again
+// with these waits'; docs/log/performance-2026-11.md 13).
 //
 // A wait for a step of at most PollMaxBytes on a FIFO with a Poll hook
 // polls the network while it spins: see Fifo.Poll.
@@ -174,7 +173,8 @@ func (f *Fifo) YieldFor(w *Waiter) time.Duration {
 // receiving goroutine. A network proxy it readied runs at once: the poster
 // yields its processor, where the proxy was queued next, instead of going
 // on to spin for its own receive while the proxy waits behind it for a
-// processor (on 2 cores, 2 processes: 8 B sendrecv 112-175 -> 88-105 us).
+// processor (on 2 cores, 2 processes: faster 8 B sendrecv;
+// docs/log/performance-2026-11.md 13f).
 func (f *Fifo) wakeReceiver() {
 	if f.Flush != nil && f.Flush() {
 		return
@@ -466,8 +466,9 @@ func (e *RecvEnd) Unhold() { e.F.Hold(false) }
 
 // PollMaxBytes is the largest step whose receiver polls the network itself
 // (Fifo.Poll): a small message's. Larger steps come in streams, which the
-// proxy keeps up with alone (VM, 2 processes as 2 hosts: 8 B-4 KiB
-// allreduce 1.3-2x faster with ranks polling, 32 KiB 1.2-1.6x slower).
+// proxy keeps up with alone (VM, 2 processes as 2 hosts: ranks polling
+// made 8 B-4 KiB allreduces faster and 32 KiB ones slower;
+// docs/log/performance-2026-11.md 13f).
 const PollMaxBytes = 4 << 10
 
 func (e *RecvEnd) canRecv(steps, nbytes int) bool {

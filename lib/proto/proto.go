@@ -70,10 +70,10 @@ const (
 //
 // Simple's is 1 MiB, a quarter of NCCL's: a ring's Simple chunk is 4 steps,
 // which with NCCL's 4 MiB is 2 MiB per channel in flight, as much as a core's
-// L2 on the project's VM. Measured there (docs/PERFORMANCE.md, "The Simple
-// buffer"), 4 MiB was 1.17x slower than 1 MiB from 1 MiB up (geomean) and
-// up to 1.8x on 4 ranks; 512 KiB tied with 1 MiB. A GPU's buffers live in
-// HBM at every size; NCCL has no such reason.
+// L2 on the project's VM. Measured there, 4 MiB was slower than 1 MiB from
+// 1 MiB up, most on 4 ranks; 512 KiB tied with 1 MiB (docs/PERFORMANCE.md,
+// "The Simple buffer size"). A GPU's buffers live in HBM at every size;
+// NCCL has no such reason.
 const (
 	DefaultSimpleBuffSize = 1 << 20   // 8 steps of 128 KiB
 	NCCLSimpleBuffSize    = 4 << 20   // NCCL's: 8 steps of 512 KiB (GCCL_BUFFSIZE=4M)

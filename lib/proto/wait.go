@@ -73,8 +73,9 @@ type Waiter struct {
 	// NoBackOff keeps the SpinFor phase on every wait, misses or not: set
 	// when the runners fill at most half the processors, so a peer that
 	// is late is late, not queued behind this goroutine. Measured on a
-	// 16-core Xeon: 8 ranks' tree allreduce of 8 B took 150-180 us with
-	// the back-off (a late rank among 8 is the rule) and 9-10 us without.
+	// 16-core Xeon: 8 ranks' tree allreduce of 8 B was over ten times
+	// slower with the back-off (a late rank among 8 is the rule;
+	// docs/log/performance-2026-11.md 12b).
 	NoBackOff bool
 
 	// spinSkip counts the waits that skip the SpinFor phase because a
@@ -198,7 +199,7 @@ func (w *Waiter) waitKickPark(ready, parkReady func() bool, parking func(), kick
 	// A waiter on a bell does not back off: its peer is another process,
 	// on a core of its own when SpinFor is set, so a missed spin says it
 	// was late, not that it shares this processor (measured: the back-off
-	// made every 8 B allreduce of 2 processes park, 126 us instead of 1).
+	// made every 8 B allreduce of 2 processes park; commit ce84639).
 	if w.SpinFor > 0 && (w.spinSkip == 0 || w.bell != nil || w.NoBackOff) {
 		if w.longSpin(ready, start) {
 			return nil
@@ -213,8 +214,8 @@ func (w *Waiter) waitKickPark(ready, parkReady func() bool, parking func(), kick
 		}
 		// Every turn, not every few: a network proxy of this process
 		// needs the processor too (2 hosts' 8 B allreduce between
-		// namespaces: 388-422 us when only every 4th turn yielded to
-		// Go, 299-304 every turn).
+		// namespaces was slower when only every 4th turn yielded to Go;
+		// commit 8d23691).
 		runtime.Gosched()
 		if w.bell != nil {
 			// The peer may be another process waiting for this core:
@@ -260,8 +261,8 @@ func (w *Waiter) longSpin(ready func() bool, start time.Time) bool {
 // peers (the one-shot's), where a miss is the rule with many ranks, not a
 // sign that the peer shares this processor, so unlike WaitKick it keeps
 // no back-off (which made every wait of 16 ranks on 16 cores yield and
-// park: 65 us for an 8 B one-shot). The clock is read once per 256 looks,
-// from the 256th on.
+// park, an 8 B one-shot many times slower; commit 7e707df). The clock is
+// read once per 256 looks, from the 256th on.
 // The caller goes on to WaitKick when it returns false.
 func (w *Waiter) Spin(ready func() bool) bool {
 	if w.SpinFor <= 0 || w.Fold != nil {

@@ -122,7 +122,8 @@ func minFloat[F float, U ~uint32 | ~uint64](d, a, b []F) { pickGreater[F, U](d, 
 // pickGreater sets d[i] = x[i] > y[i] ? p[i] : q[i]. It selects the bit
 // patterns (U is the unsigned integer of F's size) because the compiler has
 // no conditional move for float registers: with a branch, float32 max on
-// random data ran 9x slower than sum, with this 2-3x.
+// random data ran several times slower than it does now (commit 65b8fff;
+// today's Go loops: docs/PERFORMANCE.md, "Reduction kernels").
 func pickGreater[F float, U ~uint32 | ~uint64](d, x, y, p, q []F) {
 	x, y = x[:len(d)], y[:len(d)]
 	bd, bp, bq := sameSize[U](d), sameSize[U](p), sameSize[U](q)

@@ -43,9 +43,10 @@ const frameHeader = 16
 // stream: padding puts it at a multiple of 64 bytes, as it sits in the
 // rank's buffer, so the kernel's copy into the socket has source and
 // destination alike aligned (AMD's rep movsb runs at half speed
-// otherwise: 2 namespaces' 128 MiB allreduce on the EPYC VM spent 25% of
-// its samples in _copy_from_iter unaligned, 12% aligned). Frames of at
-// most inlineMax that a rank writes itself are not padded.
+// otherwise: a profile of 2 namespaces' 128 MiB allreduce on the EPYC VM
+// found _copy_from_iter's share halved once aligned;
+// docs/log/performance-2026-11.md 13j). Frames of at most inlineMax that a
+// rank writes itself are not padded.
 const frameAlign = 64
 
 func putFrameHeader(b []byte, step uint64, steps, pad, n int) {

@@ -87,8 +87,9 @@ func (t Net) Connect(req Request) (*Conn, error) {
 	px.waiter = proto.NewWaiter(px.stop, 0) // idle between operations: no timeout
 	// A proxy parks soon: its peer's data come through the network poller,
 	// which a goroutine yielding in a loop keeps the scheduler from
-	// polling (8 B round trip through four proxies on loopback: 110 us
-	// with the ranks' 50 us yield phase, see BenchmarkNetPingPong).
+	// polling (an 8 B round trip through four proxies on loopback, see
+	// BenchmarkNetPingPong, was slow with yield phases everywhere;
+	// docs/log/performance-2026-11.md 13).
 	px.waiter.YieldFor = 0
 	px.spin = t.Spin
 	if t.Spin > 0 {

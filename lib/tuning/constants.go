@@ -173,7 +173,7 @@ func DefaultConstants() Constants {
 
 	// Fitted on this project's 2-vCPU VM (AMD EPYC, 2 MiB L2 per core,
 	// 32 MiB L3; the earlier constants were an Intel Xeon VM's and priced
-	// this one's operations 2.9x too slow, median) by
+	// this one's operations too slow) by
 	//   echo '{"version":1,"cache_bytes":0,"step_lat_us":{"Intra":{"Ring":{"LL":0.143}},"Inter":{"Ring":{"LL":0.143}}}}' > start.json
 	//   go run ./cmd/tune constants docs/data/tuning/pass3_*.jsonl.gz --start start.json \
 	//     --hold cache_bytes,out_of_cache_bw_factor,step_lat_us.Intra.Ring.LL
@@ -181,7 +181,7 @@ func DefaultConstants() Constants {
 	// on 1 and 2 ranks per host, 8 B..32 MiB), rounded to 3 digits; values
 	// below 0.01 are 0. Held, because the data cannot determine them:
 	//   - the ring's LL hop, at half the LL ping-pong's round trip
-	//     (docs/data/bench_pingpong_epyc.txt, 286 ns median): on 2 cores the
+	//     (docs/data/bench_pingpong_epyc.txt): on 2 cores the
 	//     fit cannot tell it from the oversubscription term, and at 0 the
 	//     ring would be as fast on 16 ranks as on 2;
 	//   - the cache knee, off: fitted, it sat past 169 MB with
@@ -189,9 +189,9 @@ func DefaultConstants() Constants {
 	//     absurdly.
 	// The per-channel Simple bandwidth and the tree's LL128 cap came out
 	// unbounded: the host cap binds instead. Checked on the held-out pass 4
-	// (the model's picks: 11.4% geomean regret, against 15.6% for the Intel
-	// constants) and on the end-to-end sweeps (docs/PERFORMANCE.md, "The
-	// tuner end to end").
+	// (the model's picks regret less than with the Intel constants:
+	// docs/PERFORMANCE.md, "The cost model's constants") and on the
+	// end-to-end sweeps (docs/PERFORMANCE.md, "The tuner end to end").
 	c.Machine = "AMD EPYC, 2 vCPUs, Go 1.26.8 (the project's CI-class VM)"
 	c.Method = "tune constants on docs/data/tuning/pass3_*.jsonl.gz (792 out-of-place forced-config points), ring LL hop and cache knee held, rounded"
 
@@ -204,101 +204,97 @@ func DefaultConstants() Constants {
 	}
 	// The ring's LL128 hop is the LL hop (held like it: a FIFO post and a
 	// flag wait, the same mechanics), with the base lowered by what the two
-	// hops of 2 ranks gained, so 2 ranks price as fitted (0.0462 us fitted:
-	// 2 ranks' two hops could not tell a hop from the base; it priced 8-16
-	// ranks' 14-30-hop rings at 512 B below the one-shot, measured 1.8-2.5x
+	// hops of 2 ranks gained, so 2 ranks price as fitted (the fit's own hop
+	// was lower: 2 ranks' two hops could not tell a hop from the base; it
+	// priced 8-16 ranks' long rings at 512 B below the one-shot, measured
 	// slower on the 16-core Xeon). `tune choices` on that Xeon's sweeps
-	// (docs/data/cpu16/s10): model2_n* 9.6% -> 6.5% geomean regret (max 65%
-	// -> 39%), fit_n* 16.8% -> 9.9% (max 197% -> 128%); this VM's pass-3
-	// sweeps unchanged (10.8%, max 59%).
+	// (docs/data/cpu16/s10) regretted less, this VM's pass-3 picks
+	// unchanged (docs/log/performance-2026-11.md 12g).
 	c.StepLatUs[Intra][Tree][proto.Simple] = 0.3
-	// Tree/Simple's hop inside a host is not from that fit (0.0265 us: 2-4
-	// ranks' short chains could not tell a hop from the base). There a tree
-	// hop is a FIFO hop like the ring's; 0.3 us, set by hand with `tune
-	// choices` (the hop between hosts keeps the fit's value until a network
-	// transport measures its own): on the 16-core Xeon's sweeps (docs/data/cpu16/fit_n*) the
-	// fit's value picked an 8-16 rank chain for 512 B-32 KiB and cost a
-	// geomean regret of 37.9% (max 860%), 0.3 gives 18.2% (max 197%); on
-	// this VM's pass-3 sweeps 8.8% -> 10.8% (max 59% both).
+	// Tree/Simple's hop inside a host is not from that fit (2-4 ranks'
+	// short chains could not tell a hop from the base). There a tree hop is
+	// a FIFO hop like the ring's; 0.3 us, set by hand with `tune choices`
+	// (the hop between hosts keeps the fit's value until a network
+	// transport measures its own): on the 16-core Xeon's sweeps
+	// (docs/data/cpu16/fit_n*) the fit's value picked an 8-16 rank chain
+	// for 512 B-32 KiB, far from the fastest; 0.3 regrets much less there
+	// and a little more on this VM's pass-3 sweeps
+	// (docs/log/performance-2026-11.md 12e).
 	// The one-shot algorithm (LL only), not in that fit: set from
-	// BenchmarkSmallAllReduce on this VM (2 ranks: 8 B 0.31 us in a quiet
-	// run; 1 KiB 0.4-1.0 us above 8 B in the same runs, with the AVX2 line
-	// packing; the board's own Put+Get of 1 KiB is 170 ns in one goroutine,
-	// BenchmarkPutGet): the call path and one hop, then each rank reads
-	// every post at ~3 GB/s of payload.
+	// BenchmarkSmallAllReduce on this VM (2 ranks, quiet runs, with the
+	// AVX2 line packing; the board's own Put+Get, BenchmarkPutGet, beside
+	// it): the call path and one hop, then each rank reads every post at
+	// the rate the plain-post cap below prices
+	// (docs/log/performance-2026-11.md 12a).
 	c.BaseLatUs[OneShot][proto.LL] = 0.15
 	for l := range c.StepLatUs {
 		c.StepLatUs[l][OneShot][proto.LL] = 0.13
 	}
 	// The copy rate of plain posts (Model.board: a rank's post, then its
-	// reads; from 256 B a post): 17 GB/s, `tune constants` with only it
+	// reads; from 256 B a post), in GB/s: `tune constants` with only it
 	// free on this VM's 2-rank one-shot allreduce, broadcast and allgather,
-	// 8 B-1 MiB (perf -t 2, 2 passes; docs/PERFORMANCE.md 12v). LL posts
-	// (below 256 B) copy at LL's half of a channel's rate, which binds
-	// below this cap. It was 6 while every post was LL lines: there the cap
-	// never bound (LL's half of 8.55).
+	// 8 B-1 MiB (perf -t 2, 2 passes; docs/log/performance-2026-11.md 12v).
+	// LL posts (below 256 B) copy at LL's half of a channel's rate, which
+	// binds below this cap. It was 6 while every post was LL lines: there
+	// the cap never bound (LL's half of ChannelBwGBs).
 	c.MaxChannelBwGBs[OneShot][proto.LL] = 17
 	// The two-shot posts LL lines at any size: its own constants, the
 	// one-shot's base and hop, and no cap of its own: LL's half of a
-	// channel's rate (4.3 GB/s) prices its copies. It read at 3 GB/s when
+	// channel's rate prices its copies. It had a read rate of its own while
 	// the model counted its reads only (2 x bytes, now 3.25 x bytes with
-	// its posts on 4 ranks: 4.9 GB/s to price it alike, above LL's bound).
+	// its posts on 4 ranks; pricing it alike would need a rate above LL's
+	// bound; docs/log/performance-2026-11.md 12v).
 	c.BaseLatUs[TwoShot][proto.LL] = c.BaseLatUs[OneShot][proto.LL]
 	for l := range c.StepLatUs {
 		c.StepLatUs[l][TwoShot][proto.LL] = c.StepLatUs[l][OneShot][proto.LL]
 	}
 	c.OversubStepLatUs = [proto.NumProtocols]float64{proto.LL: 0.498, proto.LL128: 0.405, proto.Simple: 0.611}
 	// The board's hop past the cores, set by hand on this VM's 2 cores
-	// (perf -t N, docs/PERFORMANCE.md 12q). Measured, the hop costs more:
-	// 4 ranks' 8 B one-shot takes 4.8 us against 2 ranks' 0.4, and 8 ranks'
-	// 128 KiB two-shot 355 us, ~5.5 us a hop beyond its reads. But the
-	// rings' steps past the cores are priced low too (0.4-0.6), and at 4.5
-	// the model took Ring/LL128 for 4 ranks' 8 B-2 KiB, measured 1.4-1.6x
-	// slower than the one-shot; 2.5 keeps the one-shot there. With the
-	// rings' 0.5 the model took the two-shot at 8 ranks up to 512 KiB,
-	// 3.4-4.4x slower than Tree/Simple; with 2.5 it takes it at 8-32 KiB
-	// only (where the one-shot it replaces was slower still) and Ring/Simple
-	// from 128 KiB.
+	// (perf -t N, docs/log/performance-2026-11.md 12q). Measured, the hop
+	// costs more than this. But the rings' steps past the cores are priced
+	// low too (OversubStepLatUs), and at 4.5 the model took Ring/LL128 for
+	// 4 ranks' 8 B-2 KiB, measured slower than the one-shot; 2.5 keeps the
+	// one-shot there. With the rings' figure the model took the two-shot at
+	// 8 ranks up to 512 KiB, measured slower than Tree/Simple; with 2.5 it
+	// takes it at 8-32 KiB only (where the one-shot it replaces was slower
+	// still) and Ring/Simple from 128 KiB.
 	c.OversubHopLatUs = 2.5
 	// The board's terms per rank (BoardPeerLatUs, BoardReadSlowdown) are
 	// 0 here: this VM's 2 cores cannot measure them (past 2 ranks the
 	// oversubscription term prices its hops). A host of many cores fits
-	// them with the rest of its constants (tune constants): on the 16-core
-	// Xeon 0.111 us a further rank a hop and 0.116 (docs/PERFORMANCE.md
-	// 12v, docs/data/cpu16/s23/xeon_s23.json; there the one-shot's 8 B took 0.58, 0.90, 1.45 and 2.30 us at
-	// 2, 4, 8 and 16 ranks, and its plain reads ran at 12.0, 10.1, 5.9 and
-	// 5.2 GB/s a rank). Set here beside the other constants, fitted on this
-	// VM, they priced the board above the rings this VM's hops make cheap:
-	// on the Xeon's held-out sweep the built-in picks' regret went from
-	// 6.9% to 14.2% (12v's first version of the board's price).
-	// The fit's host cap (17.1 GB/s over the VM's 2 cores) as a per-core
-	// rate, and one channel (a goroutine, a core at most) at that rate: the
-	// same predictions on the VM, where 2 ranks fill both cores, but on a
+	// them with the rest of its constants (tune constants), as the 16-core
+	// Xeon's do (docs/data/cpu16/s23/xeon_s23.json; docs/PERFORMANCE.md,
+	// "The cost model's constants"; the fit: docs/log/performance-2026-11.md
+	// 12v). Set here beside the other constants, fitted on this VM, they
+	// priced the board above the rings this VM's hops make cheap: on the
+	// Xeon's held-out sweep the built-in picks regretted more (12v's first
+	// version of the board's price).
+	// The fit's host cap over the VM's 2 cores as a per-core rate, and one
+	// channel (a goroutine, a core at most) at that rate: the same
+	// predictions on the VM, where 2 ranks fill both cores, but on a
 	// 16-core host 2 ranks' 4 channels get 4 cores' worth (measured on a
 	// 16-core Xeon, 2 ranks' Ring/Simple allreduce of 2-16 MiB: 4 channels
-	// 4.0-4.5x faster than 1; the host-wide cap had priced them alike and
-	// auto took 1).
+	// several times faster than 1; the host-wide cap had priced them alike
+	// and auto took 1; docs/log/performance-2026-11.md 12e).
 	c.ChannelBwGBs = [NumLinks]float64{Intra: 8.55, Inter: 0.6}
 	// The network between hosts (transport.Net), measured on this VM
 	// between two network namespaces, one process each (perf --np 2
-	// --hosts 2 --netns, 3 passes, docs/PERFORMANCE.md 13f): a 2-rank 8 B
-	// allreduce (two hops in turn) took 83-108 us with LL128 once ranks
-	// read small frames off the socket themselves, and 168-217 with
-	// Simple (its receives are the proxy's: a hop of 90 us), whose tiny
-	// chunks also cost a frame more than LL's; TCP's round trip there is
-	// 25-33 us, the rest the wake-ups on 2 busy cores. Every algorithm
-	// crosses the same proxies, so one figure per protocol; 32-128 MiB
-	// moved at 0.46-0.62 GB/s. Refit with tune sweep --hosts and tune
-	// constants.
+	// --hosts 2 --netns, 3 passes): LL and LL128 hops are cheaper since
+	// ranks read small frames off the socket themselves; Simple's receives
+	// are the proxy's, and its tiny chunks also cost a frame more than
+	// LL's; beyond TCP's round trip the rest is the wake-ups on 2 busy
+	// cores. Every algorithm crosses the same proxies, so one figure per
+	// protocol (docs/PERFORMANCE.md, "The cost model's constants"; history:
+	// docs/log/performance-2026-11.md 13f). Refit with tune sweep --hosts
+	// and tune constants.
 	for a := range c.StepLatUs[Inter] {
 		c.StepLatUs[Inter][a] = [proto.NumProtocols]float64{proto.LL: 50, proto.LL128: 50, proto.Simple: 90}
 	}
 	c.HostBwPerCoreGBs = 8.55
 	// One channel fills this VM's link between two namespaces: 2 ranks'
-	// allreduce, 1 MiB-64 MiB, 3 passes (docs/PERFORMANCE.md 13k): one
-	// channel 0.67-1.27 GB/s, two 0.40-1.08, slower at every size; the
-	// duplex socket 0.94-1.33 each way. Without the cap the model priced
-	// two channels at twice one's rate and auto took them.
+	// allreduce, 1 MiB-64 MiB, 3 passes: two channels were slower than one
+	// at every size (docs/PERFORMANCE.md, "Across hosts"). Without the cap
+	// the model priced two channels at twice one's rate and auto took them.
 	c.NetBwGBs = c.ChannelBwGBs[Inter]
 	c.MaxChannelBwGBs[Ring] = [proto.NumProtocols]float64{proto.LL: 0.958, proto.LL128: 4.39}
 	c.MaxChannelBwGBs[Tree] = [proto.NumProtocols]float64{proto.LL: 1.24}
@@ -306,22 +302,20 @@ func DefaultConstants() Constants {
 	c.TreeBwFactor = 0.718
 
 	// Not fitted: the least data per channel that pays for a channel's
-	// wake-up (1-2 us) at its per-channel rate. Simple's was 256 KiB while
-	// a channel had no rate of its own; at 8.55 GB/s 64 KiB is ~8 us of
-	// copying (16-core Xeon, 2 ranks, 256 KiB: 4 channels 18 us, 1 channel
-	// 56; VM picks unchanged, where the cores cap the channels first).
+	// wake-up at its per-channel rate. Simple's was 256 KiB while a
+	// channel had no rate of its own; at ChannelBwGBs 64 KiB of copying
+	// outweighs a wake-up (on the 16-core Xeon 4 channels beat 1 at
+	// 256 KiB; VM picks unchanged, where the cores cap the channels first;
+	// docs/log/performance-2026-11.md 12e).
 	// Simple's and LL128's are 32 KiB since the Xeon's sweeps of 2-16 ranks
-	// to 256 KiB (docs/PERFORMANCE.md 12v): at 64 KiB 4 ranks' 4 channels
-	// took 0.70x the time of the 1 the rule left, at 128 KiB 2-4 ranks'
-	// 0.75-0.83x of 2; `tune choices` with the Xeon's own constants, 1.1%
-	// -> 0.2% geomean regret (max 60% -> 9%) on the sweep they were fitted
-	// on, 1.3% -> 0.6% (max 52% -> 19%) on one held out; the built-in
-	// constants there 6.9% -> 6.2% (with 12v's first version of the
-	// board's price); this VM's picks unchanged. 16 KiB measured alike.
+	// to 256 KiB: at 64-128 KiB more channels than the rule left were
+	// faster, and `tune choices` regretted less with both the Xeon's own
+	// and the built-in constants; this VM's picks unchanged. 16 KiB
+	// measured alike (docs/log/performance-2026-11.md 12v).
 	c.ChannelThresholdBytes = [proto.NumProtocols]int64{proto.LL: 16 << 10, proto.LL128: 32 << 10, proto.Simple: 32 << 10}
 
-	// One rank: the call path alone (CallOneRank, 0.44-0.48 us) and copy()
-	// of a large buffer (2.9-6.1 GB/s).
+	// One rank: the call path alone (BenchmarkCallOneRank) and copy() of a
+	// large buffer (docs/log/performance-2026-11.md 6 and 8).
 	c.LocalLatUs = 0.45
 	c.LocalBwGBs = 3.0
 	return c

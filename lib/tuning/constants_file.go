@@ -21,9 +21,9 @@ import (
 // the same base and hop (taken twice: Model.board), half the read rate.
 // Only for files fitted before the two-shot existed, whose one-shot read
 // rate was that of LL posts (every post was LL lines then).
-// Measured on the 16-core Xeon (docs/PERFORMANCE.md 12q), 2-16 ranks to
-// 128 KiB: the two-shot read 1.5-4.4 GB/s where the one-shot read 3.5-5.2
-// (small segments from many posts, two waits for the slowest rank).
+// Measured on the 16-core Xeon, 2-16 ranks to 128 KiB, the two-shot read
+// slower than the one-shot (small segments from many posts, two
+// waits for the slowest rank; docs/log/performance-2026-11.md 12q).
 func (c *Constants) twoShotFromOneShot() {
 	c.BaseLatUs[TwoShot][proto.LL] = c.BaseLatUs[OneShot][proto.LL]
 	for l := range c.StepLatUs {

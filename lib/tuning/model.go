@@ -59,8 +59,9 @@ func hops(c Coll, a Algo, nRanks, nHosts, perHost int) (intra, inter int) {
 		// hops. In one process a rank posts its output by reference and
 		// holds the operation open until its successor has copied it, so
 		// broadcasts issued back to back overlap little along the chain
-		// (16 ranks' Ring/Simple/1 8 B on the 16-core Xeon: 4.2 us). NCCL
-		// counts nRanks steps.
+		// (16 ranks' Ring/Simple/1 8 B on the 16-core Xeon took twice the
+		// reduce's time; docs/log/performance-2026-11.md 12w). NCCL counts
+		// nRanks steps.
 		steps, interSteps = nRanks-1, nHosts-1
 	case Reduce:
 		// A chain to the root: a lone reduce reaches the root after n-1
@@ -68,10 +69,11 @@ func hops(c Coll, a Algo, nRanks, nHosts, perHost int) (intra, inter int) {
 		// perf tools measure) overlap along it: a rank posts its partial
 		// sum into its successor's FIFO and starts the next, so each costs
 		// a rank's own cycle, the hop that brings its input and the one
-		// that frees its slot, whatever the rank count. On the 16-core
-		// Xeon, 16 ranks' Ring/Simple/1 reduce of 8 B-8 KiB took 2.1-3.5
-		// us back to back, not 15 hops' 10 or more (docs/PERFORMANCE.md
-		// 12w). A chain across hosts is paced by the ranks at a host's edge.
+		// that frees its slot, whatever the rank count: on the 16-core
+		// Xeon 16 ranks' Ring/Simple/1 reduce of 8 B-8 KiB back to back
+		// took a few hops' time, not 15 hops' (docs/log/performance-2026-11.md
+		// 12w; docs/PERFORMANCE.md, "Tree against ring", has the chains).
+		// A chain across hosts is paced by the ranks at a host's edge.
 		steps = min(nRanks-1, 2)
 		interSteps = 0
 		if nHosts > 1 {
@@ -220,10 +222,10 @@ func (k *Constants) hostBw() float64 {
 // A rank posts, reads and acknowledges one round before it posts the
 // next, so its copies add up. Plain posts are the payload as is, read
 // straight from the board in one pass, so no channel's copy rate inside a
-// host bounds them: the cap is their rate (2 ranks on the 2-core VM copy
-// at ~17 GB/s, twice one channel's Simple rate). The one-shot's cost grows with ranks x bytes, so
-// it wins only at small sizes and few ranks; the two-shot pays a second
-// hop to read less. Past the cores every rank that waits for the board
+// host bounds them: the cap is their rate (on the 2-core VM about twice
+// one channel's Simple rate; docs/log/performance-2026-11.md 12v). The
+// one-shot's cost grows with ranks x bytes, so it wins only at small sizes
+// and few ranks; the two-shot pays a second hop to read less. Past the cores every rank that waits for the board
 // waits for the scheduler too (over); ranks that only post do not.
 func (m *Model) board(c Coll, a Algo, nRanks, nHosts, perHost int, b float64) (Estimate, bool) {
 	k := &m.C
@@ -237,9 +239,9 @@ func (m *Model) board(c Coll, a Algo, nRanks, nHosts, perHost int, b float64) (E
 		hops *= 2
 	}
 	// A reader of the one-shot broadcast waits for the root's post only,
-	// not every rank's: on the 16-core Xeon its 8 B took 0.43-0.82 us from
-	// 2 to 16 ranks where the allreduce's took 0.58-2.30
-	// (docs/PERFORMANCE.md 12w). Its readers still read at once.
+	// not every rank's: on the 16-core Xeon its 8 B grew with ranks far
+	// less than the allreduce's (docs/log/performance-2026-11.md 12w). Its
+	// readers still read at once.
 	further := float64(max(nRanks-2, 0))
 	waits := further
 	if c == Broadcast && a == OneShot {
@@ -284,10 +286,10 @@ func (m *Model) board(c Coll, a Algo, nRanks, nHosts, perHost int, b float64) (E
 
 // boardReaders is how many ranks of a host wait on the board and read it
 // at once: the ones that compete for its cores. A one-shot reduce's ranks
-// post and go; its root alone waits and reads (4 ranks on the 2-core VM, 8
-// B: 0.59 us, where the allreduce's four readers took 5.1; docs/
-// PERFORMANCE.md 12w). A one-shot broadcast's root posts and goes; the
-// others wait for it.
+// post and go; its root alone waits and reads (4 ranks on the 2-core VM,
+// 8 B: several times faster than the allreduce's four readers;
+// docs/log/performance-2026-11.md 12w). A one-shot broadcast's root posts
+// and goes; the others wait for it.
 func boardReaders(c Coll, a Algo, nHosts, perHost int) int {
 	switch {
 	case a != OneShot:
@@ -412,11 +414,10 @@ func (m *Model) Choose(c Coll, nRanks, nHosts int, bytes int64, lim Limits) (Cho
 			// where the board copies twice; this model prices those
 			// direct reads as copies through the FIFO, and priced so the
 			// board took 2-rank broadcasts of 64 KiB-4 MiB, measured
-			// 1.4-5x slower than the ring on this VM and the 16-core
-			// Xeon (docs/PERFORMANCE.md 12v). From 3 ranks the board is
-			// one hop where the ring's broadcast is a chain: 8 ranks'
-			// one-shot broadcast of 32-256 KiB took 0.63-0.9x the ring's
-			// time there.
+			// slower than the ring on this VM and the 16-core Xeon. From
+			// 3 ranks the board is one hop where the ring's broadcast is
+			// a chain: 8 ranks' one-shot broadcast of 32-256 KiB beat the
+			// ring there (docs/log/performance-2026-11.md 12v).
 			algos = []Algo{Ring, Tree}
 		}
 	}
@@ -452,8 +453,8 @@ func (m *Model) Choose(c Coll, nRanks, nHosts int, bytes int64, lim Limits) (Cho
 				// ties): where the cores are known (hi fills them, no
 				// further), take the more channels, which come nearer the
 				// cap. Measured on the 16-core Xeon, 4 ranks' Ring/Simple
-				// 256 KiB-256 MiB: 4 channels 1.05-1.36x faster than 3,
-				// which the model priced the same.
+				// 256 KiB-256 MiB: 4 channels faster than 3, which the
+				// model priced the same (docs/log/performance-2026-11.md 12s).
 				more := m.C.Cores > 0 && us == bestUs && a == best.Algo && p == best.Proto && nc > best.NChannels
 				if ok && (bestUs < 0 || us < bestUs || more) {
 					best, bestUs = Choice{Algo: a, Proto: p, NChannels: nc}, us
