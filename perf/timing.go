@@ -50,8 +50,8 @@ func (r *runner) timeThread(th int, p point, inPlace bool, seed uint64, warm boo
 	// The barrier says every rank is ready, but its waiters leave it tens
 	// of microseconds apart (woken one by one; across processes by the
 	// root's messages over TCP), and the first timed operation would wait
-	// out that spread on every rank that left early: 1-3 us an iteration
-	// at -n 50 on 4 GPUs, one process each, at every size. The operation
+	// out that spread on every rank that left early, at every size
+	// (docs/log/performance-2026-11.md 7d, four GPUs). The operation
 	// after it is a barrier through the stack itself: every rank leaves it
 	// when its last peer's data lands.
 	if err := r.bar.wait(); err != nil {
@@ -84,7 +84,7 @@ func (r *runner) timeThread(th int, p point, inPlace bool, seed uint64, warm boo
 		if r.stopped() {
 			return r.cut(cs)
 		}
-		if perIter { // the clock costs ~25 ns a read: only when each iteration is timed
+		if perIter { // the clock costs a read: only when each iteration is timed
 			t0 = time.Now()
 		}
 		if err := r.start(cs, p, inPlace, it); err != nil {

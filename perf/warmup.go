@@ -69,11 +69,11 @@ func (e *engine) warmUp(r *runner, sizes []int64, ops []reduce.Op, roots []int, 
 // the interrupt together (a process of a job may not stop alone). A chunk
 // starts at warmChunkMin operations and doubles up to warmChunkMax, or to
 // warmChunkBytes of data, whichever is less: a 64 MiB warm-up on 4
-// processes of a 2-core machine (~50 ms an operation) still looks every
-// warmChunkMin operations, while the first size's -n extra operations at
-// 8 B do not hand the thread's ranks between goroutines and synchronise
-// every 8 operations (at -n 200000 that cost more than the timed loop,
-// and woke the scheduler ~90000 times). The schedule depends only on the
+// processes of a 2-core machine still looks every warmChunkMin
+// operations, while the first size's -n extra operations at 8 B do not
+// hand the thread's ranks between goroutines and synchronise every 8
+// operations (with a large -n that cost more than the timed loop:
+// docs/PERFORMANCE.md, "One GPU"). The schedule depends only on the
 // size, so every process cuts its chunks at the same operations.
 const (
 	warmChunkMin   = 8
