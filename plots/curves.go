@@ -149,6 +149,10 @@ type Curve struct {
 // ID is the curve's group as one string (for matching across sets).
 func (c Curve) ID() string { return strings.Join(c.Group, "\x00") }
 
+// Records are the records the curve pools (those BuildCurves kept): what
+// a gate compares.
+func (c Curve) Records() []results.Record { return c.recs }
+
 // MinBytes and MaxBytes bound the curve's sizes.
 func (c Curve) MinBytes() int64 { return c.Points[0].Bytes }
 func (c Curve) MaxBytes() int64 { return c.Points[len(c.Points)-1].Bytes }

@@ -5,8 +5,10 @@
 //
 // More curves than a panel takes are split into small multiples by
 // protocol or algorithm (facet.go); points carry their iterations' spread
-// (spread.go); a comparison's ratio panel is the regression gate's
-// (package ci) ratios, verdicts and size-band thresholds (ratio.go).
+// (spread.go); a comparison's ratio panel draws the ratios, verdicts and
+// size-band thresholds of the caller's regression gate (ratio.go: tune
+// plot runs package ci on the pairs PairSets makes). plots imports
+// neither ci nor tuner, so perf, which draws through it, does not either.
 //
 // The package has two layers. The data layer (fields.go, curves.go,
 // spread.go, facet.go, ticks.go, ratio.go, fit.go, winners.go, title.go)

@@ -148,10 +148,7 @@ func TestStylesDistinct(t *testing.T) {
 // panel for each protocol.
 func TestCompareFacets(t *testing.T) {
 	base := configs([]string{"Ring", "Tree"}, []string{"LL", "LL128", "Simple"}, []int{1, 2})
-	fig, err := CompareFigure(Set{"base", base}, Set{"cand", faster(base, 1.02)}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fig := compareFig(t, Set{"base", base}, Set{"cand", faster(base, 1.02)}, Options{}, UniformThreshold(DefaultThreshold))
 	if len(fig.cells) != 3 {
 		t.Fatalf("%d cells, want 3", len(fig.cells))
 	}

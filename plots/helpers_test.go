@@ -1,6 +1,8 @@
 package plots
 
 import (
+	"math"
+	"testing"
 	"time"
 
 	"github.com/gccl/gccl/results"
@@ -65,4 +67,53 @@ func faster(recs []results.Record, f float64) []results.Record {
 		out[i] = r
 	}
 	return out
+}
+
+// judge stands in for the caller's gate (tune plot runs package ci): at
+// every size both curves of a pair measured, the ratio of the
+// candidate's metric to the baseline's, without an interval, a
+// regression when it is worse than th allows and an improvement when it
+// is better.
+func judge(cmp *Comparison, th Threshold) {
+	cmp.Threshold = th
+	higher := cmp.Options.Metric.HigherIsBetter()
+	for i := range cmp.Pairs {
+		p := &cmp.Pairs[i]
+		base := map[int64]float64{}
+		for _, pt := range p.Base.Points {
+			base[pt.Bytes] = pt.Y
+		}
+		p.Ratio = nil
+		for _, pt := range p.Cand.Points {
+			b, ok := base[pt.Bytes]
+			f, covered := th.For(pt.Bytes)
+			if !ok || !covered {
+				continue
+			}
+			g := GatePoint{Bytes: pt.Bytes, Ratio: pt.Y / b, Lo: math.NaN(), Hi: math.NaN(), Threshold: f}
+			worse := (g.Ratio < 1) == higher
+			if math.Abs(g.Ratio-1) > f {
+				g.Verdict = Improvement
+				if worse {
+					g.Verdict = Regression
+				}
+			}
+			p.Ratio = append(p.Ratio, g)
+		}
+	}
+}
+
+// compareFig pairs two sets, judges them with th and draws them.
+func compareFig(t *testing.T, base, cand Set, o Options, th Threshold) *Figure {
+	t.Helper()
+	cmp, err := PairSets(base, cand, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	judge(cmp, th)
+	fig, err := CompareFigure(cmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fig
 }

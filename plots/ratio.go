@@ -1,37 +1,136 @@
 package plots
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
+	"strings"
 
-	"github.com/gccl/gccl/ci"
 	"github.com/gccl/gccl/results"
 )
 
+// A comparison's ratio panel draws what the caller's regression gate
+// decided (tune plot runs package ci): plots pairs the configurations
+// (PairSets), the caller judges each pair's sizes into GatePoints and
+// gives the Threshold it judged by, and CompareFigure draws them. plots
+// imports neither ci nor tuner (TestPlotsImports).
+
+// Verdict is the gate's verdict on one size of a pair, as the ratio panel
+// marks it.
+type Verdict int
+
+const (
+	Unchanged   Verdict = iota // within the threshold, or better but not significantly: unmarked
+	Regression                 // worse beyond the threshold, and significant: ringed red
+	Noisy                      // worse beyond the threshold, not significant: ringed grey
+	Improvement                // better beyond the threshold, and significant: unmarked
+)
+
+func (v Verdict) String() string {
+	switch v {
+	case Unchanged:
+		return "unchanged"
+	case Regression:
+		return "regression"
+	case Noisy:
+		return "noisy"
+	case Improvement:
+		return "improvement"
+	}
+	return fmt.Sprintf("Verdict(%d)", int(v))
+}
+
+// ThresholdBand is a size range [Lo, Hi) with its threshold.
+type ThresholdBand struct {
+	Lo   int64   // inclusive
+	Hi   int64   // exclusive; 0: no upper bound
+	Frac float64 // the band's half-width: 0.05 shades 0.95 to 1.05
+}
+
+func (b ThresholdBand) contains(size int64) bool { return size >= b.Lo && (b.Hi == 0 || size < b.Hi) }
+
+func (b ThresholdBand) String() string {
+	hi := ""
+	if b.Hi > 0 {
+		hi = results.SizeLabel(b.Hi)
+	}
+	return fmt.Sprintf("%s-%s=%s", results.SizeLabel(b.Lo), hi, pct(b.Frac))
+}
+
+// Threshold is the gate's threshold by message size, which the ratio
+// panel shades around 1: the bands first, then Default for sizes in no
+// band (NaN: none, and such a size gets no shade).
+type Threshold struct {
+	Bands   []ThresholdBand // sorted, disjoint
+	Default float64
+}
+
+// UniformThreshold is one threshold for every size.
+func UniformThreshold(frac float64) Threshold { return Threshold{Default: frac} }
+
+// For returns the threshold of a size; false when no band covers it and
+// there is no default.
+func (t Threshold) For(size int64) (float64, bool) {
+	for _, b := range t.Bands {
+		if b.contains(size) {
+			return b.Frac, true
+		}
+	}
+	return t.Default, !math.IsNaN(t.Default)
+}
+
+// String writes the thresholds in tune gate's --threshold syntax:
+// "8B-64K=15%,64K-=5%".
+func (t Threshold) String() string {
+	var parts []string
+	for _, b := range t.Bands {
+		parts = append(parts, b.String())
+	}
+	if !math.IsNaN(t.Default) {
+		parts = append(parts, pct(t.Default))
+	}
+	return strings.Join(parts, ",")
+}
+
+func pct(f float64) string {
+	return strconv.FormatFloat(100*f, 'f', -1, 64) + "%"
+}
+
+// widest is the largest threshold of any size (0 with none).
+func (t Threshold) widest() float64 {
+	w := t.Default
+	if math.IsNaN(w) {
+		w = 0
+	}
+	for _, b := range t.Bands {
+		w = math.Max(w, b.Frac)
+	}
+	return w
+}
+
 // Pair is one configuration measured in both sets of a comparison, and
-// what the regression gate (package ci) says of it at every size both
+// what the caller's regression gate says of it at every size both
 // measured.
 type Pair struct {
 	Label      string
 	Base, Cand Curve
-	Ratio      []GatePoint // by size
+	Ratio      []GatePoint // by size; the caller's gate sets them
 }
 
 // GatePoint is the gate's comparison of one size of a pair.
 type GatePoint struct {
 	Bytes int64
 	// Ratio is the candidate's metric over the baseline's, of the medians
-	// the gate compares (ci.Comparison.Ratio).
+	// the gate compares.
 	Ratio float64
-	// Lo and Hi are the ratio's bootstrap confidence interval; NaN when
-	// the gate had too few samples to test and judged the plain ratio.
+	// Lo and Hi are the ratio's confidence interval; NaN when the gate
+	// had too few samples to test and judged the plain ratio.
 	Lo, Hi float64
 	// Threshold is the gate's threshold at this size, and Verdict its
 	// verdict.
 	Threshold float64
-	Verdict   ci.Verdict
+	Verdict   Verdict
 }
 
 // Geomean is the geometric mean of the pair's ratios (NaN without any).
@@ -46,20 +145,44 @@ func (p Pair) Geomean() float64 {
 	return math.Exp(s / float64(len(p.Ratio)))
 }
 
-// GateOptions are the gate's options for a comparison of metric m with
-// thresholds th: busBW and algBW compare as the gate's busbw (the same
-// ratio), the normalised busBW as busbw normalised by the copy bandwidth,
-// and time as time; significance and confidence as tune gate's defaults.
-func GateOptions(m Metric, th ci.Thresholds) ci.Options {
-	opt := ci.DefaultOptions()
-	opt.Thresholds = th
-	switch m {
-	case Time:
-		opt.Metric = ci.Time
-	case BusBWNorm:
-		opt.Normalize = ci.NormCopy
+// Comparison is two result sets paired configuration by configuration
+// (PairSets), for the caller to judge and CompareFigure to draw.
+type Comparison struct {
+	Base, Cand Set
+	// Options are the figure's options, By defaulted to CompareBy.
+	Options Options
+	// BaseCurves and CandCurves are the sets' curves, labelled together.
+	BaseCurves, CandCurves []Curve
+	// Pairs are the configurations both sets measured; the caller sets
+	// their Ratio.
+	Pairs []Pair
+	// Threshold is what the caller judged the pairs by, shaded around
+	// ratio 1.
+	Threshold Threshold
+	// Warnings are the curves that did not pair; the caller adds its own.
+	Warnings []string
+}
+
+// PairSets builds the curves of both sets, grouped by o.By (CompareBy when
+// empty) so that the configurations pair up, and pairs them (Pairs). The
+// pairs have no ratio yet and the threshold is DefaultThreshold at every
+// size: the caller's gate sets both.
+func PairSets(base, cand Set, o Options) (*Comparison, error) {
+	if len(o.By) == 0 {
+		o.By = CompareBy
 	}
-	return opt
+	bc, err := BuildCurves(base.Records, o.CurveOptions)
+	if err != nil {
+		return nil, fmt.Errorf("baseline %s: %w", base.Name, err)
+	}
+	cc, err := BuildCurves(cand.Records, o.CurveOptions)
+	if err != nil {
+		return nil, fmt.Errorf("candidate %s: %w", cand.Name, err)
+	}
+	setLabels(o.By, bc, cc)
+	pairs, warns := Pairs(bc, cc)
+	return &Comparison{Base: base, Cand: cand, Options: o, BaseCurves: bc, CandCurves: cc,
+		Pairs: pairs, Threshold: UniformThreshold(DefaultThreshold), Warnings: warns}, nil
 }
 
 // Pairs matches the curves of two sets by group. When each set has exactly
@@ -98,80 +221,6 @@ func Pairs(base, cand []Curve) ([]Pair, []string) {
 	return out, warns
 }
 
-// Gate runs the gate (ci.Compare) on each pair's records and sets the
-// pairs' Ratio. A pair made across configurations (one curve a side) is
-// compared as one configuration. Pairs with no size in common, or no
-// usable record, keep no ratio and come back as warnings; a size no
-// threshold covers is an error, as it is to tune gate.
-func Gate(pairs []Pair, opt ci.Options) ([]Pair, []string, error) {
-	out := make([]Pair, len(pairs))
-	var warns []string
-	for i, p := range pairs {
-		out[i] = p
-		cand := p.Cand.recs
-		if p.Base.ID() != p.Cand.ID() && len(p.Base.recs) > 0 {
-			cand = rekey(cand, p.Base.recs[0])
-		}
-		rep, err := ci.Compare(p.Base.recs, cand, opt)
-		switch {
-		case errors.Is(err, ci.ErrNoThreshold):
-			return nil, nil, err
-		case errors.Is(err, ci.ErrNoCommonKeys):
-			warns = append(warns, fmt.Sprintf("%s: no size measured in both sets", p.Label))
-			continue
-		case err != nil:
-			warns = append(warns, fmt.Sprintf("%s: %v", p.Label, err))
-			continue
-		}
-		for _, c := range rep.Comparisons {
-			if !(c.Ratio > 0) || math.IsInf(c.Ratio, 0) {
-				continue
-			}
-			out[i].Ratio = append(out[i].Ratio, GatePoint{Bytes: c.Key.Size, Ratio: c.Ratio, Lo: c.RatioLo, Hi: c.RatioHi, Threshold: c.Threshold, Verdict: c.Verdict})
-		}
-		sort.SliceStable(out[i].Ratio, func(a, b int) bool { return out[i].Ratio[a].Bytes < out[i].Ratio[b].Bytes })
-		// The gate skips records without the metric, and a ratio of 0
-		// says nothing: say so rather than leave a gap unexplained.
-		if common := commonSizes(p.Base, p.Cand); len(out[i].Ratio) < common {
-			why := ""
-			if opt.Metric == ci.BusBW {
-				why = " (a bandwidth printed as 0.00)"
-			}
-			warns = append(warns, fmt.Sprintf("%s: %d of the %d sizes both sides measured have no ratio: the gate finds no usable %s there%s",
-				p.Label, common-len(out[i].Ratio), common, opt.Metric, why))
-		}
-	}
-	return out, warns, nil
-}
-
-// commonSizes counts the sizes both curves measured.
-func commonSizes(a, b Curve) int {
-	in := map[int64]bool{}
-	for _, p := range a.Points {
-		in[p.Bytes] = true
-	}
-	n := 0
-	for _, p := range b.Points {
-		if in[p.Bytes] {
-			n++
-		}
-	}
-	return n
-}
-
-// rekey gives the candidate's records the configuration and shape of
-// base, so the gate's keys pair them.
-func rekey(recs []results.Record, base results.Record) []results.Record {
-	out := make([]results.Record, len(recs))
-	for i, r := range recs {
-		r.Collective, r.Type, r.Op = base.Collective, base.Type, base.Op
-		r.Algorithm, r.Protocol, r.Channels, r.BuffSize = base.Algorithm, base.Protocol, base.Channels, base.BuffSize
-		r.NRanks, r.NHosts = base.NRanks, base.NHosts
-		out[i] = r
-	}
-	return out
-}
-
 // ThresholdStep is a stretch of the ratio panel's size axis (log2 bytes)
 // with one gate threshold: the band 1-Frac to 1+Frac.
 type ThresholdStep struct {
@@ -185,7 +234,7 @@ type ThresholdStep struct {
 // threshold merged. The band steps between measured sizes, so every
 // point's column lies in its own size band's threshold; sizes no
 // threshold covers are left out.
-func ThresholdSteps(th ci.Thresholds, sizes []int64, lo, hi float64) []ThresholdStep {
+func ThresholdSteps(th Threshold, sizes []int64, lo, hi float64) []ThresholdStep {
 	s := append([]int64(nil), sizes...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	var xs []float64

@@ -9,7 +9,6 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/vgimg"
 
-	"github.com/gccl/gccl/ci"
 	"github.com/gccl/gccl/results"
 )
 
@@ -38,19 +37,6 @@ func TestPairs(t *testing.T) {
 	if !strings.Contains(w, "Tree/LL: only in the candidate") || !strings.Contains(w, "Ring/Simple: only in the baseline") {
 		t.Errorf("warnings %q", warns)
 	}
-	ps, _, err := Gate(ps, GateOptions(BusBW, ci.Uniform(0.05)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ps[0].Ratio) != len(sizes) {
-		t.Fatalf("%d ratios, want %d", len(ps[0].Ratio), len(sizes))
-	}
-	for _, r := range ps[0].Ratio {
-		if math.Abs(r.Ratio-1.5) > 1e-9 || r.Verdict != ci.Improvement {
-			t.Errorf("%+v, want ratio 1.5, an improvement", r)
-		}
-	}
-
 	// Our run against an nccl-tests log with no configuration: the gate
 	// compares them as one configuration.
 	ours, _ := BuildCurves(sweep(sizes, 2, cfg("Ring", "Simple", 2)), CurveOptions{By: CompareBy})
@@ -60,93 +46,15 @@ func TestPairs(t *testing.T) {
 	if len(ps) != 1 || len(warns) != 0 || ps[0].Label != "Ring/Simple/2ch vs auto" {
 		t.Fatalf("one a side: pairs %+v, warnings %q", ps, warns)
 	}
-	ps, warns, err = Gate(ps, GateOptions(BusBW, ci.Uniform(0.05)))
-	if err != nil || len(warns) != 0 || len(ps[0].Ratio) != len(sizes) || math.Abs(ps[0].Ratio[0].Ratio-0.5) > 1e-9 || ps[0].Ratio[0].Verdict != ci.Regression {
-		t.Errorf("one a side: %+v, %q, %v", ps, warns, err)
-	}
-}
-
-// noisy gives every record iterations spread around its time, so that
-// the gate can test them.
-func noisy(recs []results.Record) []results.Record {
-	out := make([]results.Record, len(recs))
-	for i, r := range recs {
-		r.IterTimesUs = nil
-		for k := 0; k < 20; k++ {
-			r.IterTimesUs = append(r.IterTimesUs, r.TimeUs*(0.98+0.002*float64(k)))
-		}
-		out[i] = r
-	}
-	return out
-}
-
-// The ratio panel is the gate's: its points are ci.Compare's ratios with
-// their intervals and verdicts, key by key, in the metric's direction and
-// with the threshold of each size band; a point beyond its band is one
-// the gate calls beyond the threshold.
-func TestGateAgreesWithCompare(t *testing.T) {
-	th, err := ci.ParseThresholds("8B-64K=15%,64K-=5%")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := noisy(sweep(pow2s(3, 20), 1, cfg("Ring", "LL", 1)))
-	for _, m := range []Metric{BusBW, Time} {
-		cand := noisy(faster(base, 1/1.1)) // 10% slower everywhere
-		bc, _ := BuildCurves(base, CurveOptions{Metric: m, By: CompareBy})
-		cc, _ := BuildCurves(cand, CurveOptions{Metric: m, By: CompareBy})
-		ps, _ := Pairs(bc, cc)
-		opt := GateOptions(m, th)
-		ps, warns, err := Gate(ps, opt)
-		if err != nil || len(warns) != 0 {
-			t.Fatalf("%v: %v %q", m, err, warns)
-		}
-		rep, err := ci.Compare(base, cand, opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := map[int64]ci.Comparison{}
-		for _, c := range rep.Comparisons {
-			want[c.Key.Size] = c
-		}
-		if len(ps[0].Ratio) != len(want) {
-			t.Fatalf("%v: %d points, the gate compared %d keys", m, len(ps[0].Ratio), len(want))
-		}
-		for _, r := range ps[0].Ratio {
-			c := want[r.Bytes]
-			if r.Ratio != c.Ratio || r.Lo != c.RatioLo || r.Hi != c.RatioHi || r.Verdict != c.Verdict || r.Threshold != c.Threshold {
-				t.Errorf("%v %d B: plot %+v, gate %+v", m, r.Bytes, r, c)
-			}
-			// 10% slower: within 15% below 64K, a significant regression from 64K.
-			wantV := ci.Unchanged
-			if r.Bytes >= 64<<10 {
-				wantV = ci.Regression
-			}
-			outside := math.Abs(r.Ratio-1) > r.Threshold
-			if r.Verdict != wantV || outside != (wantV == ci.Regression) {
-				t.Errorf("%v %d B: ratio %.3f, band ±%g, verdict %v; want %v", m, r.Bytes, r.Ratio, r.Threshold, r.Verdict, wantV)
-			}
-			if m == Time && r.Ratio < 1 || m == BusBW && r.Ratio > 1 {
-				t.Errorf("%v %d B: ratio %.3f points the wrong way for a slowdown", m, r.Bytes, r.Ratio)
-			}
-			if !finite(r.Lo) || !finite(r.Hi) || r.Lo > r.Ratio || r.Hi < r.Ratio {
-				t.Errorf("%v %d B: interval [%v, %v] around %v", m, r.Bytes, r.Lo, r.Hi, r.Ratio)
-			}
-		}
-	}
-
-	// A size no threshold covers is the gate's error.
-	bc, _ := BuildCurves(base, CurveOptions{By: CompareBy})
-	ps, _ := Pairs(bc, bc)
-	narrow, _ := ci.ParseThresholds("8B-64K=15%")
-	if _, _, err := Gate(ps, GateOptions(BusBW, narrow)); err == nil || !strings.Contains(err.Error(), "no threshold") {
-		t.Errorf("uncovered size: %v", err)
+	if ps[0].Base.ID() == ps[0].Cand.ID() || len(ps[0].Base.Records()) != len(sizes) || len(ps[0].Cand.Records()) != len(sizes) {
+		t.Errorf("one a side: %+v", ps[0])
 	}
 }
 
 // The band steps at the measured sizes: every size's column lies in the
 // band of its own threshold, and the steps cover the axis.
 func TestThresholdSteps(t *testing.T) {
-	th, _ := ci.ParseThresholds("8B-1K=30%,1K-64K=15%,5%")
+	th := Threshold{Bands: []ThresholdBand{{Lo: 8, Hi: 1 << 10, Frac: 0.3}, {Lo: 1 << 10, Hi: 64 << 10, Frac: 0.15}}, Default: 0.05}
 	sizes := pow2s(3, 20)
 	steps := ThresholdSteps(th, sizes, 2, 21)
 	if len(steps) != 3 || steps[0].X0 != 2 || steps[len(steps)-1].X1 != 21 {
@@ -179,16 +87,13 @@ func TestThresholdSteps(t *testing.T) {
 	}
 }
 
-// The comparison figure shades the gate's band of each size band and
-// marks what the gate calls regressions.
+// The comparison figure shades the band of the threshold the caller's
+// gate judged each size by and marks what the gate calls regressions.
 func TestCompareFigureGate(t *testing.T) {
-	th, _ := ci.ParseThresholds("8B-64K=15%,64K-=5%")
+	th := Threshold{Bands: []ThresholdBand{{Lo: 8, Hi: 64 << 10, Frac: 0.15}, {Lo: 64 << 10, Frac: 0.05}}, Default: math.NaN()}
 	base := sweep(pow2s(3, 20), 1, cfg("Ring", "LL", 1))
 	cand := faster(base, 1/1.1)
-	fig, err := CompareFigure(Set{"base", base}, Set{"cand", cand}, Options{Thresholds: &th})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fig := compareFig(t, Set{"base", base}, Set{"cand", cand}, Options{}, th)
 	for _, b := range pow2s(3, 20) {
 		want, _ := th.For(b)
 		for _, s := range fig.ratioSteps {
@@ -202,7 +107,7 @@ func TestCompareFigureGate(t *testing.T) {
 		legend = append(legend, e.name)
 	}
 	l := strings.Join(legend, "|")
-	if !strings.Contains(l, "gate threshold "+th.String()) || !strings.Contains(l, "gate: regression") {
+	if !strings.Contains(l, "gate threshold 8-64K=15%,64K-=5%") || !strings.Contains(l, "gate: regression") {
 		t.Errorf("legend %q", l)
 	}
 
@@ -237,20 +142,107 @@ func TestCompareFigureGate(t *testing.T) {
 	}
 }
 
-// Sizes the gate cannot compare (no time and no bandwidth: a busBW
-// printed as 0.00 alone would be derived from the time) are left out of
-// the ratio panel, and said so.
-func TestGateZeroBandwidth(t *testing.T) {
-	base := sweep(pow2s(3, 6), 1, cfg("Ring", "LL", 1))
-	base[0].BusBw, base[0].AlgBw, base[0].TimeUs = 0, 0, 0
-	bc, _ := BuildCurves(base, CurveOptions{By: CompareBy})
-	cc, _ := BuildCurves(sweep(pow2s(3, 6), 1, cfg("Ring", "LL", 1)), CurveOptions{By: CompareBy})
-	ps, _ := Pairs(bc, cc)
-	ps, warns, err := Gate(ps, GateOptions(BusBW, ci.Uniform(0.05)))
-	if err != nil || len(ps[0].Ratio) != 3 || ps[0].Ratio[0].Bytes != 16 {
-		t.Fatalf("ratios %+v, %v", ps, err)
+// The ratio panel marks the caller's verdicts, whatever the ratios: a
+// regression ring where the gate said regression, a grey one where it
+// said noisy, none where it said unchanged or improvement.
+func TestCompareFigureDrawsVerdicts(t *testing.T) {
+	base := sweep(pow2s(3, 12), 1, cfg("Ring", "LL", 1))
+	legendOf := func(v ...Verdict) string {
+		cmp, err := PairSets(Set{"base", base}, Set{"cand", faster(base, 1.01)}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		judge(cmp, UniformThreshold(0.05))
+		for i := range cmp.Pairs[0].Ratio {
+			if cmp.Pairs[0].Ratio[i].Verdict != Unchanged {
+				t.Fatalf("1%% faster judged %v", cmp.Pairs[0].Ratio[i].Verdict)
+			}
+			if i < len(v) {
+				cmp.Pairs[0].Ratio[i].Verdict = v[i]
+			}
+		}
+		fig, err := CompareFigure(cmp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range fig.legend {
+			names = append(names, e.name)
+		}
+		return strings.Join(names, "|")
 	}
-	if len(warns) != 1 || !strings.Contains(warns[0], "1 of the 4 sizes both sides measured have no ratio") {
-		t.Errorf("warnings %q", warns)
+	const reg, noisy = "gate: regression", "gate: beyond, not significant"
+	for _, c := range []struct {
+		v          []Verdict
+		reg, noisy bool
+	}{
+		{nil, false, false},
+		{[]Verdict{Improvement, Unchanged}, false, false},
+		{[]Verdict{Unchanged, Regression}, true, false},
+		{[]Verdict{Noisy}, false, true},
+		{[]Verdict{Noisy, Regression}, true, true},
+	} {
+		l := legendOf(c.v...)
+		if strings.Contains(l, reg) != c.reg || strings.Contains(l, noisy) != c.noisy {
+			t.Errorf("verdicts %v: legend %q", c.v, l)
+		}
+		if !strings.Contains(l, "gate threshold ±5%") {
+			t.Errorf("verdicts %v: legend %q lacks the threshold", c.v, l)
+		}
+	}
+	if _, err := CompareFigure(nil); err == nil {
+		t.Error("CompareFigure(nil) drew something")
+	}
+}
+
+func TestThreshold(t *testing.T) {
+	th := Threshold{Bands: []ThresholdBand{{Lo: 8, Hi: 64 << 10, Frac: 0.15}, {Lo: 1 << 20, Frac: 0.025}}, Default: math.NaN()}
+	if s := th.String(); s != "8-64K=15%,1M-=2.5%" {
+		t.Errorf("String %q", s)
+	}
+	for _, c := range []struct {
+		size int64
+		frac float64
+		ok   bool
+	}{{8, 0.15, true}, {64<<10 - 1, 0.15, true}, {64 << 10, 0, false}, {4, 0, false}, {1 << 30, 0.025, true}} {
+		f, ok := th.For(c.size)
+		if ok != c.ok || ok && f != c.frac {
+			t.Errorf("For(%d) = %v, %v; want %v, %v", c.size, f, ok, c.frac, c.ok)
+		}
+	}
+	th.Default = 0.05
+	if f, ok := th.For(64 << 10); !ok || f != 0.05 || th.String() != "8-64K=15%,1M-=2.5%,5%" {
+		t.Errorf("with a default: For(64K) = %v, %v; %q", f, ok, th)
+	}
+	if u := UniformThreshold(0.1); u.String() != "10%" || thresholdText(u) != "±10%" || thresholdText(th) != th.String() {
+		t.Errorf("uniform %q, legend %q; banded legend %q", u, thresholdText(u), thresholdText(th))
+	}
+	if w := th.widest(); w != 0.15 {
+		t.Errorf("widest %v", w)
+	}
+	for v, want := range map[Verdict]string{Unchanged: "unchanged", Regression: "regression", Noisy: "noisy", Improvement: "improvement", 9: "Verdict(9)"} {
+		if v.String() != want {
+			t.Errorf("%d: %q, want %q", int(v), v, want)
+		}
+	}
+}
+
+// PairSets names the side whose records give no curve.
+func TestPairSetsErrors(t *testing.T) {
+	good := sweep(pow2s(3, 6), 1, cfg("Ring", "LL", 1))
+	var inPlace []results.Record
+	for _, r := range good {
+		r.Placement = results.InPlace
+		inPlace = append(inPlace, r)
+	}
+	if _, err := PairSets(Set{"b.jsonl", inPlace}, Set{"c.jsonl", good}, Options{}); err == nil || !strings.Contains(err.Error(), "baseline b.jsonl") {
+		t.Errorf("baseline without points: %v", err)
+	}
+	if _, err := PairSets(Set{"b.jsonl", good}, Set{"c.jsonl", nil}, Options{}); err == nil || !strings.Contains(err.Error(), "candidate c.jsonl") {
+		t.Errorf("candidate without points: %v", err)
+	}
+	cmp, err := PairSets(Set{"b", good}, Set{"c", good}, Options{})
+	if err != nil || len(cmp.Pairs) != 1 || len(cmp.Pairs[0].Ratio) != 0 || cmp.Threshold.String() != "5%" || len(cmp.Options.By) == 0 {
+		t.Errorf("unjudged comparison %+v, %v", cmp, err)
 	}
 }

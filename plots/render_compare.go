@@ -8,7 +8,6 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/gccl/gccl/ci"
 	"github.com/gccl/gccl/results"
 )
 
@@ -28,38 +27,21 @@ type compared struct {
 	base bool   // only is the baseline's
 }
 
-// CompareFigure draws two result sets on one figure, the candidate solid
-// and the baseline dotted, one colour and marker per configuration, and
-// under them the ratio the regression gate (package ci) compares, with
-// the 1.0 line, the gate's threshold band of each size band shaded, its
-// confidence interval where it could test, and its regressions ringed:
-// a point outside the band is what tune gate, with the same
-// --threshold, calls beyond the threshold. Curves are grouped by o.By,
-// CompareBy when empty, so that the configurations pair up; more of them
-// than a panel takes are split into panels (PlanFacets).
-func CompareFigure(base, cand Set, o Options) (*Figure, error) {
-	if len(o.By) == 0 {
-		o.By = CompareBy
+// CompareFigure draws a comparison (PairSets, judged by the caller's
+// gate): the candidate solid and the baseline dotted, one colour and
+// marker per configuration, and under them the gate's ratios, with the
+// 1.0 line, its threshold of each size band shaded, its confidence
+// intervals where it could test, and its regressions ringed: a point
+// outside the band is what tune gate, with the same --threshold, calls
+// beyond the threshold. More configurations than a panel takes are split
+// into panels (PlanFacets).
+func CompareFigure(cmp *Comparison) (*Figure, error) {
+	if cmp == nil {
+		return nil, fmt.Errorf("no comparison to draw (build one with PairSets)")
 	}
-	th := ci.Uniform(DefaultThreshold)
-	if o.Thresholds != nil {
-		th = *o.Thresholds
-	}
-	bc, err := BuildCurves(base.Records, o.CurveOptions)
-	if err != nil {
-		return nil, fmt.Errorf("baseline %s: %w", base.Name, err)
-	}
-	cc, err := BuildCurves(cand.Records, o.CurveOptions)
-	if err != nil {
-		return nil, fmt.Errorf("candidate %s: %w", cand.Name, err)
-	}
-	setLabels(o.By, bc, cc)
-	pairs, warns := Pairs(bc, cc)
-	pairs, gw, err := Gate(pairs, GateOptions(o.Metric, th))
-	if err != nil {
-		return nil, err
-	}
-	warns = append(warns, gw...)
+	o, base, cand, th := cmp.Options, cmp.Base, cmp.Cand, cmp.Threshold
+	bc, cc, pairs := cmp.BaseCurves, cmp.CandCurves, cmp.Pairs
+	warns := append([]string(nil), cmp.Warnings...)
 
 	all := append(placed(base.Records, o.CurveOptions), placed(cand.Records, o.CurveOptions)...)
 	fig := &Figure{Title: o.Title, Warnings: warns,
@@ -174,7 +156,7 @@ func comparedOf(pairs []Pair, bc, cc []Curve) []compared {
 // compareLegend names the configurations (with their geometric mean ratio
 // when the figure is one panel), the sides, and what the ratio panel
 // marks.
-func compareLegend(fig *Figure, cs []compared, plan Facets, base, cand Set, th ci.Thresholds, marks [3]bool) {
+func compareLegend(fig *Figure, cs []compared, plan Facets, base, cand Set, th Threshold, marks [3]bool) {
 	seen := map[int]bool{}
 	geomean := len(plan.Panels) == 1
 	for i, c := range cs {
@@ -218,7 +200,7 @@ func compareLegend(fig *Figure, cs []compared, plan Facets, base, cand Set, th c
 
 // thresholdText is the thresholds as the band's legend gives them:
 // "±5%", or tune gate's band syntax "8B-64K=15%,64K-=5%".
-func thresholdText(th ci.Thresholds) string {
+func thresholdText(th Threshold) string {
 	if len(th.Bands) == 0 {
 		return fmt.Sprintf("±%.3g%%", 100*th.Default)
 	}

@@ -11,7 +11,6 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/gccl/gccl/ci"
 	"github.com/gccl/gccl/results"
 )
 
@@ -21,15 +20,12 @@ type Options struct {
 	// Models finds the fitted model (tune fit's) of each curve, drawn
 	// dashed over it; nil draws none.
 	Models ModelOf
-	// Thresholds are the regression gate's thresholds, by size band, that
-	// a comparison's ratio panel shades around 1 (nil: DefaultThreshold
-	// at every size), as tune gate --threshold takes them.
-	Thresholds *ci.Thresholds
 	// Title replaces the title made from the records.
 	Title string
 }
 
-// DefaultThreshold is the ratio panel's band: +-5%, tune gate's default.
+// DefaultThreshold is the ratio panel's band until the caller's gate
+// sets one (Comparison.Threshold): +-5%, tune gate's default.
 const DefaultThreshold = 0.05
 
 // CurvesFigure draws the metric of every configuration in recs against

@@ -9,8 +9,6 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-
-	"github.com/gccl/gccl/ci"
 )
 
 // The ratio panel of a comparison: the gate's ratios, intervals and
@@ -19,14 +17,8 @@ import (
 // ratioRange is the ratio panel's range: the points and the threshold
 // bands, with room, never below 0. The confidence intervals are left out
 // (a wide one would flatten every point) and cut at the panel's edges.
-func ratioRange(rs []GatePoint, th ci.Thresholds) (float64, float64) {
-	widest := th.Default
-	if math.IsNaN(widest) {
-		widest = 0
-	}
-	for _, b := range th.Bands {
-		widest = math.Max(widest, b.Frac)
-	}
+func ratioRange(rs []GatePoint, th Threshold) (float64, float64) {
+	widest := th.widest()
 	lo, hi := 1-1.6*widest, 1+1.6*widest
 	for _, r := range rs {
 		lo, hi = math.Min(lo, r.Ratio), math.Max(hi, r.Ratio)
@@ -80,9 +72,9 @@ func addRatio(p *plot.Plot, rs []GatePoint, line draw.LineStyle, glyph draw.Glyp
 	for _, r := range rs {
 		var col color.Color
 		switch r.Verdict {
-		case ci.Regression:
+		case Regression:
 			col, drew[0] = regressionRed, true
-		case ci.Noisy:
+		case Noisy:
 			col, drew[1] = noisyGrey, true
 		default:
 			continue

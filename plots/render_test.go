@@ -19,7 +19,6 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
-	"github.com/gccl/gccl/ci"
 	"github.com/gccl/gccl/results"
 )
 
@@ -172,15 +171,10 @@ func TestPlotMetricsAndFits(t *testing.T) {
 	}
 }
 
-var ci10 = ci.Uniform(0.1)
-
 func TestPlotCompare(t *testing.T) {
 	base := threeConfigs()
 	cand := faster(base, 1.2)
-	fig, err := CompareFigure(Set{"base.jsonl", base}, Set{"cand.jsonl", cand}, Options{CurveOptions: CurveOptions{Metric: BusBW}, Thresholds: &ci10})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fig := compareFig(t, Set{"base.jsonl", base}, Set{"cand.jsonl", cand}, Options{CurveOptions: CurveOptions{Metric: BusBW}}, UniformThreshold(0.1))
 	if fig.Title != "busBW: cand.jsonl vs base.jsonl" || len(fig.Warnings) != 0 {
 		t.Errorf("title %q, warnings %q", fig.Title, fig.Warnings)
 	}

@@ -92,13 +92,12 @@ func plotCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return bad("invalid --where: %v", err)
 	}
-	// The gate's thresholds, parsed as tune gate parses them, so the
-	// ratio panel's band is the gate's.
+	// The gate's thresholds, parsed as tune gate parses them: a
+	// comparison's ratio panel is the gate's (compareFigure).
 	th, err := ci.ParseThresholds(*threshold)
 	if err != nil {
 		return bad("invalid --threshold: %v", err)
 	}
-	o.Thresholds = &th
 	winners := strings.EqualFold(*kind, "winners")
 	if !winners {
 		if o.Metric, err = plots.ParseMetric(*kind); err != nil {
@@ -142,7 +141,7 @@ func plotCmd(args []string, stdout, stderr io.Writer) int {
 		if len(fits) > 0 {
 			fmt.Fprintln(stderr, "tune plot: --model is not drawn on a comparison")
 		}
-		fig, err = plots.CompareFigure(plots.Set{Name: setName(*baseline), Records: base}, plots.Set{Name: setName(fs.Args()), Records: recs}, o)
+		fig, err = compareFigure(plots.Set{Name: setName(*baseline), Records: base}, plots.Set{Name: setName(fs.Args()), Records: recs}, o, th)
 	default:
 		if len(fits) > 0 {
 			o.Models = fitModels(fits)
