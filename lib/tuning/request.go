@@ -150,7 +150,7 @@ func ParseRequest(s string, maxChannels int) (Request, error) {
 	if !isAuto(parts[2]) {
 		n, err := strconv.Atoi(strings.TrimSpace(parts[2]))
 		if err != nil || n < 1 || n > maxChannels {
-			return Request{}, fmt.Errorf("channels %q: want 1..%d or %s", parts[2], maxChannels, Auto)
+			return Request{}, fmt.Errorf("channels must be 1..%d or %s, not %q", maxChannels, Auto, parts[2])
 		}
 		r.NChannels = n
 	}

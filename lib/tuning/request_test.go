@@ -128,9 +128,9 @@ func TestParseRequestErrors(t *testing.T) {
 		{"Ring/LL/1/2", "not three parts"},
 		{"Mesh/LL/1", "unknown algorithm \"Mesh\" (valid: Ring, Tree, OneShot, TwoShot, auto)"},
 		{"Ring/LL64/1", "unknown protocol \"LL64\" (valid: LL, LL128, Simple, auto)"},
-		{"Ring/LL/0", "want 1..64 or auto"},
-		{"Ring/LL/65", "want 1..64 or auto"},
-		{"Ring/LL/two", "want 1..64 or auto"},
+		{"Ring/LL/0", "channels must be 1..64 or auto"},
+		{"Ring/LL/65", "channels must be 1..64 or auto"},
+		{"Ring/LL/two", "channels must be 1..64 or auto"},
 		{"TwoShot/LL128/1", "algorithm TwoShot runs on LL only, not LL128"},
 		{"OneShot/Simple/auto", "algorithm OneShot runs on LL only, not Simple"},
 	}
