@@ -9,6 +9,7 @@ import (
 
 	"github.com/gccl/gccl/lib/ccl"
 	"github.com/gccl/gccl/lib/reduce"
+	"github.com/gccl/gccl/lib/tuning"
 	"github.com/gccl/gccl/results"
 )
 
@@ -42,8 +43,8 @@ type Forcer interface {
 
 // RunConfig is one point of the sweep axes; zero values mean "auto".
 type RunConfig struct {
-	Proto     string // LL, LL128, Simple, or "" for auto
-	Algo      string // Ring, Tree, or "" for auto
+	Proto     tuning.ProtoReq
+	Algo      tuning.AlgoReq
 	NChannels int
 	// RanksPerHost groups the ranks into hosts (0: one host), see
 	// ccl.Config.RanksPerHost.
@@ -59,8 +60,8 @@ type RunConfig struct {
 func (c RunConfig) Label() string {
 	var parts []string
 	add := func(k, v string) { parts = append(parts, k+"="+v) }
-	add("proto", orAuto(c.Proto))
-	add("algo", orAuto(c.Algo))
+	add("proto", c.Proto.String())
+	add("algo", c.Algo.String())
 	if c.NChannels > 0 {
 		add("nchannels", fmt.Sprint(c.NChannels))
 	} else {
@@ -80,19 +81,62 @@ func (c RunConfig) FileTag() string {
 	return r.Replace(c.Label())
 }
 
-func orAuto(s string) string {
-	if s == "" {
-		return "auto"
-	}
-	return s
-}
-
 // Backend creates the ranks of this process.
 type Backend interface {
-	Name() string
+	Name() BackendName
 	Init(nRanks int, cfg RunConfig) ([]Comm, error)
 	// Device describes the "device" a rank runs on, for "# Using devices".
 	Device(rank int) (busID, desc string)
+}
+
+// BackendName is a backend, as --backend names it: parsed once
+// (ParseBackend), compared as a value.
+type BackendName string
+
+const (
+	BackendEmbedded BackendName = "embedded"
+	BackendNCCL     BackendName = "nccl"
+)
+
+// backends is the registry of --backend: each backend's name, what it
+// is (for messages) and how it starts for a run of nRanks in job j (nil:
+// every rank in this process).
+var backends = []struct {
+	name  BackendName
+	about string
+	open  func(o *Options, j *job, nRanks int) (Backend, error)
+}{
+	{BackendEmbedded, "gccl's own stack, the default", func(_ *Options, j *job, _ int) (Backend, error) { return Embedded{job: j}, nil }},
+	{BackendNCCL, "NVIDIA's libnccl on GPUs", func(o *Options, j *job, nRanks int) (Backend, error) {
+		be, err := newNCCLBackend(o, j, nRanks)
+		if err != nil {
+			return nil, err
+		}
+		return be, nil
+	}},
+}
+
+// ParseBackend reads a backend's name (exactly as the registry spells it).
+func ParseBackend(s string) (BackendName, error) {
+	var valid []string
+	for _, b := range backends {
+		if string(b.name) == strings.TrimSpace(s) {
+			return b.name, nil
+		}
+		valid = append(valid, fmt.Sprintf("%s (%s)", b.name, b.about))
+	}
+	return "", fmt.Errorf("unknown --backend %q: valid backends are: %s", s, strings.Join(valid, " and "))
+}
+
+// openBackend starts backend name for a run of nRanks in job j.
+func openBackend(name BackendName, o *Options, j *job, nRanks int) (Backend, error) {
+	for _, b := range backends {
+		if b.name == name {
+			return b.open(o, j, nRanks)
+		}
+	}
+	_, err := ParseBackend(string(name))
+	return nil, err
 }
 
 // Embedded is the default backend: the gccl stack, its ranks in this
@@ -105,7 +149,7 @@ type Embedded struct {
 	cfg ccl.Config
 }
 
-func (Embedded) Name() string { return "embedded" }
+func (Embedded) Name() BackendName { return BackendEmbedded }
 
 // Init starts n ranks for rc, which perf has resolved against the
 // environment (env.go): the settings that choose a configuration are

@@ -3,17 +3,28 @@
 
 package perf
 
-import "github.com/gccl/gccl/lib/ccl"
+import (
+	"github.com/gccl/gccl/lib/ccl"
+	"github.com/gccl/gccl/lib/tuning"
+)
 
 // configs is the cartesian product of the sweep axes ("auto" where unset).
 func (o *Options) configs() []RunConfig {
-	protos, algos, chans, buffs := o.Protos, o.Algos, o.Channels, o.BuffSizes
-	if len(protos) == 0 {
-		protos = []string{""}
+	protos := []tuning.ProtoReq{{}} // auto
+	if len(o.Protos) > 0 {
+		protos = nil
+		for _, p := range o.Protos {
+			protos = append(protos, tuning.ForceProto(p))
+		}
 	}
-	if len(algos) == 0 {
-		algos = []string{""}
+	algos := []tuning.AlgoReq{{}} // auto
+	if len(o.Algos) > 0 {
+		algos = nil
+		for _, a := range o.Algos {
+			algos = append(algos, tuning.ForceAlgo(a))
+		}
 	}
+	chans, buffs := o.Channels, o.BuffSizes
 	if len(chans) == 0 {
 		chans = []int{0}
 	}
@@ -36,7 +47,8 @@ func (o *Options) configs() []RunConfig {
 	for _, p := range protos {
 		for _, a := range algos {
 			for _, c := range chans {
-				if onBoard(a) && ((p != "" && p != "LL") || c > 1) {
+				r := tuning.Request{Algo: a, Proto: p}
+				if x, ok := a.Get(); ok && x.OnBoard() && (r.CheckAlgoProto() != nil || c > 1) {
 					continue // it runs LL on one channel: no such configuration
 				}
 				for _, b := range buffs {

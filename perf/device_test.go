@@ -30,7 +30,7 @@ type fakeDevice struct {
 	capturing *atomic.Int64
 }
 
-func (be fakeDevice) Name() string { return "fake-device" }
+func (be fakeDevice) Name() BackendName { return "fake-device" }
 
 func (be fakeDevice) Init(n int, rc RunConfig) ([]Comm, error) {
 	cs, err := Embedded{}.Init(n, rc)

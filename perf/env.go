@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"os"
 	"sort"
-	"strings"
 
 	"github.com/gccl/gccl/lib/ccl"
-	"github.com/gccl/gccl/lib/tuning"
 	"github.com/gccl/gccl/results"
 )
 
@@ -129,7 +127,7 @@ func (o *Options) recordEnv() map[string]string {
 	for k := range o.overriddenBy() {
 		delete(env, k)
 	}
-	if o.TuningFile != "" && o.Backend == "embedded" {
+	if o.TuningFile != "" && o.Backend == BackendEmbedded {
 		if env == nil {
 			env = map[string]string{}
 		}
@@ -145,11 +143,11 @@ func (o *Options) recordEnv() map[string]string {
 // the configuration that actually runs.
 func (o *Options) resolve(rc RunConfig) RunConfig {
 	over, env := o.overriddenBy(), o.env.cfg
-	if _, ok := over[ccl.EnvProto]; !ok && !strings.EqualFold(env.Proto, "auto") {
-		rc.Proto = canonical(env.Proto, "LL", "LL128", "Simple")
+	if _, ok := over[ccl.EnvProto]; !ok && !env.Proto.IsAuto() {
+		rc.Proto = env.Proto
 	}
-	if _, ok := over[ccl.EnvAlgo]; !ok && !strings.EqualFold(env.Algo, "auto") {
-		rc.Algo = canonical(env.Algo, tuning.AlgoNames()...)
+	if _, ok := over[ccl.EnvAlgo]; !ok && !env.Algo.IsAuto() {
+		rc.Algo = env.Algo
 	}
 	if _, ok := over[ccl.EnvNChannels]; !ok && env.NChannels > 0 {
 		rc.NChannels = env.NChannels
@@ -167,16 +165,4 @@ func (o *Options) resolve(rc RunConfig) RunConfig {
 		rc.RanksPerHost = env.RanksPerHost
 	}
 	return rc
-}
-
-// canonical spells name as the stack does (the environment is
-// case-insensitive), or returns it as it is.
-func canonical(name string, valid ...string) string {
-	name = strings.TrimSpace(name)
-	for _, v := range valid {
-		if strings.EqualFold(name, v) {
-			return v
-		}
-	}
-	return name
 }

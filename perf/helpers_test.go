@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/gccl/gccl/lib/tuning"
 )
 
 // tiny is the sweep most tests use: 8 B to 32 KiB by 8 (five sizes), two
@@ -114,4 +116,23 @@ func cleanBwEnv(t *testing.T) {
 	t.Helper()
 	unsetenv(t, "GCCL_MIN_BW")
 	unsetenv(t, "NCCL_TESTS_MIN_BW")
+}
+
+// protoReq and algoReq read a protocol or an algorithm name ("" and
+// "auto": auto) for a test's RunConfig; a bad name is a typo in the test,
+// and panics.
+func protoReq(s string) tuning.ProtoReq {
+	r, err := tuning.ParseProtoReq(s)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+func algoReq(s string) tuning.AlgoReq {
+	r, err := tuning.ParseAlgoReq(s)
+	if err != nil {
+		panic(err)
+	}
+	return r
 }

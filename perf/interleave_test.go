@@ -94,7 +94,7 @@ func TestInterleaveFixedItersAndBuffGroups(t *testing.T) {
 			t.Errorf("%+v: want 4 iterations, checked, out of place", rec)
 		}
 	}
-	if g := interleaveGroups([]RunConfig{{BuffSize: 1}, {BuffSize: 2}, {BuffSize: 1, Proto: "LL"}}); len(g) != 2 || len(g[0]) != 2 || len(g[1]) != 1 {
+	if g := interleaveGroups([]RunConfig{{BuffSize: 1}, {BuffSize: 2}, {BuffSize: 1, Proto: protoReq("LL")}}); len(g) != 2 || len(g[0]) != 2 || len(g[1]) != 1 {
 		t.Errorf("interleaveGroups: %+v", g)
 	}
 }
@@ -103,7 +103,7 @@ func TestForcedOf(t *testing.T) {
 	if f := forcedOf(RunConfig{}); f != (ccl.Forced{MaxNChannels: ccl.DefaultMaxNChannels()}) {
 		t.Errorf("auto: %+v, want the stack's default channel cap", f)
 	}
-	if f := forcedOf(RunConfig{Algo: "Tree", Proto: "LL", NChannels: 3}); f != (ccl.Forced{Algo: "Tree", Proto: "LL", NChannels: 3}) {
+	if f := forcedOf(RunConfig{Algo: algoReq("Tree"), Proto: protoReq("LL"), NChannels: 3}); f != (ccl.Forced{Algo: algoReq("Tree"), Proto: protoReq("LL"), NChannels: 3}) {
 		t.Errorf("forced: %+v", f)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gccl/gccl/lib/ccl"
 	"github.com/gccl/gccl/lib/reduce"
+	"github.com/gccl/gccl/lib/tuning"
 	"github.com/gccl/gccl/results"
 )
 
@@ -110,7 +111,7 @@ func (e *engine) eachPoint(sizes []int64, ops []reduce.Op, roots []int, f func(p
 func (e *engine) runInterleaved(configs []RunConfig, sizes []int64, ops []reduce.Op, roots []int, label bool) (int, error) {
 	o := e.o
 	start := configs[0]
-	start.Proto, start.Algo, start.NChannels = "", "", 0
+	start.Proto, start.Algo, start.NChannels = tuning.ProtoReq{}, tuning.AlgoReq{}, 0
 	start.MaxNChannels = 1
 	forces := make([]ccl.Forced, len(configs))
 	for i, rc := range configs {

@@ -101,19 +101,16 @@ func run(t *Test, be Backend, args []string, stdout, stderr io.Writer) int {
 	defer j.close()
 	intr.quiet.Store(j != nil && j.proc != 0)
 	intr.alone.Store(j == nil && o.Threads == 1)
-	switch {
-	case be != nil:
-	case o.Backend == "nccl":
-		nranks := o.nRanks() * j.size()
-		nb, err := newNCCLBackend(o, j, nranks)
+	if be == nil { // a test's backend, or the one --backend names
+		opened, err := openBackend(o.Backend, o, j, o.nRanks()*j.size())
 		if err != nil {
-			fmt.Fprintf(stderr, "%s: --backend nccl: %v\n", t.Prog, err)
-			return exitCUDA
+			fmt.Fprintf(stderr, "%s: --backend %s: %v\n", t.Prog, o.Backend, err)
+			return exitCUDA // the embedded backend always opens: NCCL's libraries or GPUs failed
 		}
-		be = nb
-		defer nb.Close()
-	default:
-		be = Embedded{job: j}
+		if c, ok := opened.(io.Closer); ok {
+			defer c.Close()
+		}
+		be = opened
 	}
 	if eb, ok := be.(Embedded); ok { // a test's too: the stack reads no variable itself
 		eb.cfg = o.stackConfig()

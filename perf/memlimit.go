@@ -115,7 +115,7 @@ func listBufs(gs []bufGroup) string {
 // keep up with. Per-call staging is the embedded stack's (another
 // backend's device stages on its own).
 func (e *engine) stagings() int {
-	if e.o.OutOfPlaceOnly || (e.t.inPlaceStage == stagePerCall && e.be.Name() != "embedded") {
+	if e.o.OutOfPlaceOnly || (e.t.inPlaceStage == stagePerCall && e.be.Name() != BackendEmbedded) {
 		return 0
 	}
 	return e.t.inPlaceStages(e.o.AggIters, e.o.inFlight())

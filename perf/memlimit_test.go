@@ -155,10 +155,10 @@ func TestMemLimitUnknown(t *testing.T) {
 // of buffers that only the embedded stack allocates).
 type namedBackend struct {
 	Embedded
-	name string
+	name BackendName
 }
 
-func (b namedBackend) Name() string { return b.name }
+func (b namedBackend) Name() BackendName { return b.name }
 
 // TestRankBuffers: what a rank holds at -e, as limitMemory counts it.
 func TestRankBuffers(t *testing.T) {
@@ -188,7 +188,7 @@ func TestRankBuffers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e := &engine{t: tc.test, o: o, be: namedBackend{name: tc.backend}}
+		e := &engine{t: tc.test, o: o, be: namedBackend{name: BackendName(tc.backend)}}
 		bufs := e.rankBuffers()
 		if got := fmt.Sprintf("%d: %s", countBufs(bufs), listBufs(bufs)); got != tc.want {
 			t.Errorf("%s %s %v: %s, want %s", tc.test.Prog, tc.backend, tc.args, got, tc.want)

@@ -183,7 +183,7 @@ func (be *ncclBackend) open(nRanks int) error {
 	return nil
 }
 
-func (be *ncclBackend) Name() string { return "nccl" }
+func (be *ncclBackend) Name() BackendName { return BackendNCCL }
 
 // ThreadBound: NCCL's groups and CUDA's current device are per thread.
 func (be *ncclBackend) ThreadBound() bool { return true }
@@ -270,10 +270,16 @@ func tunerPlugin(lookup func(string) (string, bool), ncclPath string, build func
 
 // ncclEnv maps a configuration to the variables NCCL reads when a
 // communicator is created: NCCL_PROTO and NCCL_ALGO (read per
-// communicator) and NCCL_BUFFSIZE (read once per process: options.go
+// communicator; "" for auto: the variable is put back as the user had it) and NCCL_BUFFSIZE (read once per process: options.go
 // allows one). Channels go in ncclConfig_t (minCTAs = maxCTAs).
 func ncclEnv(rc RunConfig) map[string]string {
-	env := map[string]string{"NCCL_PROTO": rc.Proto, "NCCL_ALGO": rc.Algo, "NCCL_BUFFSIZE": ""}
+	env := map[string]string{"NCCL_PROTO": "", "NCCL_ALGO": "", "NCCL_BUFFSIZE": ""}
+	if !rc.Proto.IsAuto() {
+		env["NCCL_PROTO"] = rc.Proto.String()
+	}
+	if !rc.Algo.IsAuto() {
+		env["NCCL_ALGO"] = rc.Algo.String()
+	}
 	if rc.BuffSize > 0 {
 		env["NCCL_BUFFSIZE"] = strconv.FormatInt(rc.BuffSize, 10)
 	}

@@ -20,9 +20,9 @@ func TestNCCLEnvOfConfig(t *testing.T) {
 		want map[string]string
 	}{
 		{RunConfig{}, map[string]string{"NCCL_PROTO": "", "NCCL_ALGO": "", "NCCL_BUFFSIZE": ""}},
-		{RunConfig{Proto: "LL128", Algo: "Tree", BuffSize: 1 << 20, NChannels: 4},
+		{RunConfig{Proto: protoReq("LL128"), Algo: algoReq("Tree"), BuffSize: 1 << 20, NChannels: 4},
 			map[string]string{"NCCL_PROTO": "LL128", "NCCL_ALGO": "Tree", "NCCL_BUFFSIZE": "1048576"}},
-		{RunConfig{Proto: "Simple"}, map[string]string{"NCCL_PROTO": "Simple", "NCCL_ALGO": "", "NCCL_BUFFSIZE": ""}},
+		{RunConfig{Proto: protoReq("Simple")}, map[string]string{"NCCL_PROTO": "Simple", "NCCL_ALGO": "", "NCCL_BUFFSIZE": ""}},
 	}
 	for _, c := range cases {
 		got := ncclEnv(c.rc)
@@ -126,7 +126,7 @@ func TestForcedParamsRestored(t *testing.T) {
 	t.Setenv("NCCL_ALGO", "") // restored after the test
 	os.Unsetenv("NCCL_ALGO")
 	be := &ncclBackend{params: map[string]bool{}}
-	for k, v := range ncclEnv(RunConfig{Proto: "Simple", Algo: "Tree"}) {
+	for k, v := range ncclEnv(RunConfig{Proto: protoReq("Simple"), Algo: algoReq("Tree")}) {
 		if v != "" {
 			if err := be.setParam(k, v); err != nil {
 				t.Fatal(err)

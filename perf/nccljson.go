@@ -29,7 +29,7 @@ func (j *ncclJSON) finish() error {
 	hdr, rows, foot := results.NCCLDocument(j.recs, append([]string{os.Args[0]}, o.args...))
 	hdr.StartTime = j.started
 	hdr.Env = o.recordEnv()
-	hdr.GCCL = &results.NCCLRunConfig{Algorithm: orAuto(j.rc.Algo), Protocol: orAuto(j.rc.Proto), Channels: j.rc.NChannels, BuffSize: j.rc.BuffSize}
+	hdr.GCCL = &results.NCCLRunConfig{Algorithm: j.rc.Algo.String(), Protocol: j.rc.Proto.String(), Channels: j.rc.NChannels, BuffSize: j.rc.BuffSize}
 	c := &hdr.Config
 	c.NThreads, c.NGPUs = o.Threads, o.RanksPerThread
 	c.MinBytes, c.MaxBytes = o.MinBytes, o.MaxBytes

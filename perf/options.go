@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/gccl/gccl/lib/ccl"
 	"github.com/gccl/gccl/lib/exact"
+	"github.com/gccl/gccl/lib/proto"
 	"github.com/gccl/gccl/lib/reduce"
 	"github.com/gccl/gccl/lib/tuning"
 )
@@ -82,12 +82,12 @@ type Options struct {
 	CTAPolicy                       int    // -x
 
 	// gccl additions.
-	Protos     []string // --proto
-	Algos      []string // --algo
-	algoAll    bool     // --algo all: the algorithms the collective has
-	Channels   []int    // --nchannels
-	BuffSizes  []int64  // --buffsize
-	CheckTimed bool     // --check-timed
+	Protos     []proto.Protocol // --proto
+	Algos      []tuning.Algo    // --algo
+	algoAll    bool             // --algo all: the algorithms the collective has
+	Channels   []int            // --nchannels
+	BuffSizes  []int64          // --buffsize
+	CheckTimed bool             // --check-timed
 	// ConfigList is --configs: explicit configurations (algorithm,
 	// protocol and channels; "" and 0 auto) instead of the product of
 	// --proto, --algo and --nchannels.
@@ -104,13 +104,13 @@ type Options struct {
 	// OutOfPlaceOnly skips the in-place measurement (--out-of-place-only):
 	// tuning sweeps need one placement.
 	OutOfPlaceOnly bool
-	Out            string // --out FILE.jsonl
-	CSV            string // --csv FILE
-	Force          bool   // --force: overwrite result files
-	Backend        string // --backend
-	TuningFile     string // --tuning-file: the stack's table, or NCCL's tuner CSV
-	Plot           string // --plot FILE: busBW plot of the run (PNG, SVG or PDF by extension)
-	ShowVersion    bool   // --version: print the version and exit
+	Out            string      // --out FILE.jsonl
+	CSV            string      // --csv FILE
+	Force          bool        // --force: overwrite result files
+	Backend        BackendName // --backend
+	TuningFile     string      // --tuning-file: the stack's table, or NCCL's tuner CSV
+	Plot           string      // --plot FILE: busBW plot of the run (PNG, SVG or PDF by extension)
+	ShowVersion    bool        // --version: print the version and exit
 
 	// env is what the GCCL_* variables ask for; timeoutSet and
 	// ranksPerHostSet say -T and --ranks-per-host were given (a flag beats
@@ -136,7 +136,7 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	fs.SetOutput(stderr)
 	fs.SortFlags = false
 	var minB, maxB, stepB, sizeList, op, dt, root string
-	var protos, algos, channels, buffs, precision, configList string
+	var protos, algos, channels, buffs, precision, configList, backend string
 	fs.IntVarP(&o.Threads, "nthreads", "t", 1, "threads per process")
 	fs.IntVarP(&o.RanksPerThread, "ngpus", "g", 1, "ranks per thread (GPUs per thread in nccl-tests)")
 	fs.IntVar(&o.RanksPerHost, "ranks-per-host", 0, "group the ranks into hosts of this many ranks, as if on separate machines (trees and the cost model see hosts); 0 = one host")
@@ -184,7 +184,7 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	fs.StringVar(&o.Out, "out", "", "write result records as JSONL to this file (one per configuration, size and placement; never overwrites: --force)")
 	fs.StringVar(&o.CSV, "csv", "", "write result records as CSV to this file (never overwrites: --force)")
 	fs.BoolVar(&o.Force, "force", false, "overwrite existing result and plot files (--out, --csv, -J, --plot)")
-	fs.StringVar(&o.Backend, "backend", "embedded", "collective backend: embedded (gccl's stack) or nccl (libnccl and libcudart on GPUs; GCCL_NCCL_LIBRARY and GCCL_CUDART_LIBRARY name them)")
+	fs.StringVar(&backend, "backend", string(BackendEmbedded), "collective backend: embedded (gccl's stack) or nccl (libnccl and libcudart on GPUs; GCCL_NCCL_LIBRARY and GCCL_CUDART_LIBRARY name them)")
 	fs.StringVar(&o.TuningFile, "tuning-file", "", "tuning table for the automatic choices: the stack's JSON table (GCCL_TUNING_FILE); with --backend nccl, NCCL's example-tuner CSV (tune table --nccl-csv) handed to a tuner plugin (NCCL_TUNER_PLUGIN, else gccl's own, built once with cc into the user's cache, else libnccl-tuner-example.so beside libnccl)")
 	fs.IntVar(&o.NP, "np", 0, "start this many processes on this host (built-in launcher), each with -t x -g ranks; process 0 prints the table")
 	fs.IntVar(&o.Hosts, "hosts", 0, "with --np: run the processes as this many hosts (consecutive processes share one; each host its own GCCL_HOSTID, joined by the network transport on loopback unless GCCL_SOCKET_IFNAME is set; default 0: the processes are one host)")
@@ -238,10 +238,10 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 		return nil, err
 	}
 	o.rootSpec = root
-	if o.Protos, err = parseList("proto", protos, []string{"LL", "LL128", "Simple"}); err != nil {
+	if o.Protos, err = parseList("proto", protos, proto.All(), proto.Parse); err != nil {
 		return nil, err
 	}
-	if o.Algos, err = parseList("algo", algos, tuning.AlgoNames()); err != nil {
+	if o.Algos, err = parseList("algo", algos, tuning.Algos(), tuning.ParseAlgo); err != nil {
 		return nil, err
 	}
 	o.algoAll = strings.EqualFold(strings.TrimSpace(algos), "all")
@@ -262,6 +262,9 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	}
 	if len(o.ConfigList) > 0 && len(o.Protos)+len(o.Algos)+len(o.Channels) > 0 {
 		return nil, usagef("--configs lists whole configurations: give it or --proto/--algo/--nchannels, not both")
+	}
+	if o.Backend, err = ParseBackend(backend); err != nil {
+		return nil, usagef("%v", err)
 	}
 	return o, o.validate()
 }
@@ -322,8 +325,6 @@ func (o *Options) validate() error {
 		return usagef("invalid -u/--unalign %d: want 0 or more elements", o.Unalign)
 	case o.Bitwise < 0:
 		return usagef("invalid -K/--bitwise %d: want 0 or more repeats", o.Bitwise)
-	case o.Backend != "embedded" && o.Backend != "nccl":
-		return usagef("unknown --backend %q: valid backends are: embedded (gccl's own stack, the default) and nccl (NVIDIA's libnccl on GPUs)", o.Backend)
 	}
 	for _, b := range []struct {
 		v    int
@@ -342,7 +343,7 @@ func (o *Options) validate() error {
 			return usagef("--tuning-file: %v", err)
 		}
 	}
-	if o.Backend == "nccl" {
+	if o.Backend == BackendNCCL {
 		return o.validateNCCL()
 	}
 	// GPU-only flags: accepted; meaningless here, so say so or refuse.
@@ -434,28 +435,20 @@ func (o *Options) fitAlgos(coll string) error {
 		// ignore the algorithm; they take those every collective has.
 		tc = tuning.AllGather
 	}
-	valid := tuning.AlgoNamesFor(tc)
-	has := func(a string) bool { return a == "" || slices.Contains(valid, a) }
+	valid := strings.Join(tuning.AlgoNamesFor(tc), ", ")
 	for _, rc := range o.ConfigList {
-		if !has(rc.Algo) {
-			return usagef("invalid --configs entry with %s: %s has no %s algorithm (valid: %s, auto)", rc.Algo, coll, rc.Algo, strings.Join(valid, ", "))
+		if a, ok := rc.Algo.Get(); ok && !tuning.Supports(tc, a) {
+			return usagef("invalid --configs entry with %s: %s has no %s algorithm (valid: %s, auto)", a, coll, a, valid)
 		}
 	}
-	var keep []string
+	var keep []tuning.Algo
 	for _, a := range o.Algos {
-		if has(a) {
+		if tuning.Supports(tc, a) {
 			keep = append(keep, a)
 		} else if !o.algoAll {
-			return usagef("invalid --algo %s: %s has no %s algorithm (valid: %s)", a, coll, a, strings.Join(valid, ", "))
+			return usagef("invalid --algo %s: %s has no %s algorithm (valid: %s)", a, coll, a, valid)
 		}
 	}
 	o.Algos = keep
 	return nil
-}
-
-// onBoard reports whether the algorithm named a runs on the one-shot
-// board (LL on one channel): OneShot, TwoShot.
-func onBoard(a string) bool {
-	x, err := tuning.ParseAlgo(a)
-	return err == nil && x.OnBoard()
 }

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/gccl/gccl/lib/ccl"
+	"github.com/gccl/gccl/lib/tuning"
 )
 
 // FuzzConfigs fuzzes --configs, directly and through parseOptions. On any
@@ -43,21 +43,15 @@ func FuzzConfigs(f *testing.F) {
 		}
 		var back []string
 		for _, c := range cfgs {
-			if !slices.Contains([]string{"", "Ring", "Tree"}, c.Algo) || !slices.Contains([]string{"", "LL", "LL128", "Simple"}, c.Proto) ||
+			r := tuning.Request{Algo: c.Algo, Proto: c.Proto, NChannels: c.NChannels}
+			if a, ok := c.Algo.Get(); ok && (a < 0 || a >= tuning.NumAlgos) || r.CheckAlgoProto() != nil ||
 				c.NChannels < 0 || c.NChannels > ccl.MaxChannels {
 				t.Fatalf("%q: invalid configuration accepted: %+v", s, c)
 			}
-			or := func(v string) string {
-				if v == "" {
-					return "auto"
-				}
-				return v
+			if p, ok := c.Proto.Get(); ok && !p.Valid() {
+				t.Fatalf("%q: invalid protocol accepted: %+v", s, c)
 			}
-			ch := "auto"
-			if c.NChannels > 0 {
-				ch = strconv.Itoa(c.NChannels)
-			}
-			back = append(back, or(c.Algo)+"/"+or(c.Proto)+"/"+ch)
+			back = append(back, r.String())
 		}
 		again, err := parseConfigList(strings.Join(back, ","))
 		if err != nil || !slices.Equal(again, cfgs) {

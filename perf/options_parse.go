@@ -93,32 +93,33 @@ func (o *Options) roots(n int) ([]int, error) {
 	return []int{r}, nil
 }
 
-// parseList reads a comma list of names (case-insensitive) or "all".
-func parseList(flag, s string, valid []string) ([]string, error) {
+// parseList reads a comma list of names (case-insensitive, each read by
+// parse) or "all" (every value of all).
+func parseList[T fmt.Stringer](flag, s string, all []T, parse func(string) (T, error)) ([]T, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, nil
 	}
 	if strings.EqualFold(strings.TrimSpace(s), "all") {
-		return append([]string(nil), valid...), nil
+		return append([]T(nil), all...), nil
 	}
-	var out []string
+	var out []T
 	for _, f := range strings.Split(s, ",") {
-		found := ""
-		for _, v := range valid {
-			if strings.EqualFold(strings.TrimSpace(f), v) {
-				found = v
+		v, err := parse(f)
+		if err != nil {
+			names := make([]string, len(all))
+			for i, x := range all {
+				names[i] = x.String()
 			}
+			return nil, usagef("invalid --%s %q: valid values are %s or all", flag, f, strings.Join(names, ", "))
 		}
-		if found == "" {
-			return nil, usagef("invalid --%s %q: valid values are %s or all", flag, f, strings.Join(valid, ", "))
-		}
-		out = append(out, found)
+		out = append(out, v)
 	}
 	return out, nil
 }
 
 // parseConfigList reads --configs: comma-separated ALGO/PROTO/CHANNELS
-// triples, each part a name or auto; "auto" alone is all auto.
+// triples, each part a name or auto; "auto" alone is all auto
+// (tuning.ParseRequest).
 func parseConfigList(s string) ([]RunConfig, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, nil
@@ -126,47 +127,11 @@ func parseConfigList(s string) ([]RunConfig, error) {
 	var out []RunConfig
 	for _, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
-		bad := func(why string) error {
-			return usagef("invalid --configs entry %q: %s (want ALGO/PROTO/CHANNELS, each part a value or auto, e.g. Ring/LL128/2 or Tree/auto/auto; or auto)", f, why)
+		r, err := tuning.ParseRequest(f, ccl.MaxChannels)
+		if err != nil {
+			return nil, usagef("invalid --configs entry %q: %v (want ALGO/PROTO/CHANNELS, each part a value or auto, e.g. Ring/LL128/2 or Tree/auto/auto; or auto)", f, err)
 		}
-		if strings.EqualFold(f, "auto") {
-			out = append(out, RunConfig{})
-			continue
-		}
-		parts := strings.Split(f, "/")
-		if len(parts) != 3 {
-			return nil, bad("not three parts")
-		}
-		var rc RunConfig
-		pick := func(v string, valid []string) (string, bool) {
-			if strings.EqualFold(v, "auto") {
-				return "", true
-			}
-			for _, x := range valid {
-				if strings.EqualFold(v, x) {
-					return x, true
-				}
-			}
-			return "", false
-		}
-		var ok bool
-		if rc.Algo, ok = pick(parts[0], tuning.AlgoNames()); !ok {
-			return nil, bad("unknown algorithm (valid: " + strings.Join(tuning.AlgoNames(), ", ") + ", auto)")
-		}
-		if rc.Proto, ok = pick(parts[1], []string{"LL", "LL128", "Simple"}); !ok {
-			return nil, bad("unknown protocol (valid: LL, LL128, Simple, auto)")
-		}
-		if onBoard(rc.Algo) && rc.Proto != "" && rc.Proto != "LL" {
-			return nil, bad(rc.Algo + " runs on LL only")
-		}
-		if !strings.EqualFold(parts[2], "auto") {
-			n, err := strconv.Atoi(parts[2])
-			if err != nil || n < 1 || n > ccl.MaxChannels {
-				return nil, bad(fmt.Sprintf("channels must be 1..%d or auto", ccl.MaxChannels))
-			}
-			rc.NChannels = n
-		}
-		out = append(out, rc)
+		out = append(out, RunConfig{Algo: r.Algo, Proto: r.Proto, NChannels: r.NChannels})
 	}
 	return out, nil
 }

@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gccl/gccl/lib/proto"
 	"github.com/gccl/gccl/lib/reduce"
+	"github.com/gccl/gccl/lib/tuning"
 )
 
 // TestFlagsAccepted sets every flag, once in its short and once in its long
@@ -51,8 +53,8 @@ func TestFlagsAccepted(t *testing.T) {
 		{"-D", "--device_implementation", "0", func(o *Options) bool { return o.DeviceImpl == 0 }},
 		{"-V", "--device_cta_count", "4", func(o *Options) bool { return o.DeviceCTAs == 4 && hasNote(o, "-V/--device_cta_count") }},
 		{"-x", "--cta_policy", "1", func(o *Options) bool { return o.CTAPolicy == 1 && hasNote(o, "-x/--cta_policy") }},
-		{"", "--proto", "ll128,simple", func(o *Options) bool { return reflect.DeepEqual(o.Protos, []string{"LL128", "Simple"}) }},
-		{"", "--algo", "ring", func(o *Options) bool { return reflect.DeepEqual(o.Algos, []string{"Ring"}) }},
+		{"", "--proto", "ll128,simple", func(o *Options) bool { return reflect.DeepEqual(o.Protos, []proto.Protocol{proto.LL128, proto.Simple}) }},
+		{"", "--algo", "ring", func(o *Options) bool { return reflect.DeepEqual(o.Algos, []tuning.Algo{tuning.Ring}) }},
 		{"", "--nchannels", "1,4,64", func(o *Options) bool { return reflect.DeepEqual(o.Channels, []int{1, 4, 64}) }},
 		{"", "--buffsize", "1M,512K", func(o *Options) bool { return reflect.DeepEqual(o.BuffSizes, []int64{1 << 20, 512 << 10}) }},
 		{"", "--out", "r.jsonl", func(o *Options) bool { return o.Out == "r.jsonl" }},

@@ -16,7 +16,7 @@ type noopBackend struct{ Embedded }
 
 type noopRank struct{ rank, size int }
 
-func (noopBackend) Name() string { return "noop" }
+func (noopBackend) Name() BackendName { return "noop" }
 
 func (noopBackend) Init(n int, rc RunConfig) ([]Comm, error) {
 	cs := make([]Comm, n)

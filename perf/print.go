@@ -66,10 +66,10 @@ func (e *engine) record(rc RunConfig, p point, inPlace bool, m measurement, algB
 	}
 	r := results.Record{
 		Schema: results.SchemaVersion, Tool: "gccl " + Version, GitRev: gitRev(), Timestamp: e.started,
-		Host: host, CPU: cpuModel(), Cores: runtime.NumCPU(), GoVersion: runtime.Version(), Backend: e.be.Name(),
+		Host: host, CPU: cpuModel(), Cores: runtime.NumCPU(), GoVersion: runtime.Version(), Backend: string(e.be.Name()),
 		NRanks: e.n, NProcs: e.job.size(), RanksPerProc: e.n / e.job.size(), Launcher: e.job.launcher(), NHosts: max(m.chosen.NHosts, 1),
 		Collective: e.t.Collective, Type: p.dt.String(), Op: opName(e.t, p.op.String()), Root: p.root,
-		Algorithm: orAuto(rc.Algo), Protocol: orAuto(rc.Proto), Channels: rc.NChannels, BuffSize: rc.BuffSize,
+		Algorithm: rc.Algo.String(), Protocol: rc.Proto.String(), Channels: rc.NChannels, BuffSize: rc.BuffSize,
 		ChosenAlgo: m.chosen.Algo, ChosenProto: m.chosen.Proto, ChosenCh: m.chosen.NChannels,
 		ChosenBy: m.chosen.Source, PredictedUs: m.chosen.PredictedUs,
 		Placement: place, Size: p.bytes, Count: int64(p.param),
@@ -82,7 +82,7 @@ func (e *engine) record(rc RunConfig, p point, inPlace bool, m measurement, algB
 		r.GraphLaunches, r.Register = e.o.Graph, e.o.Register
 	}
 	r.ChosenBuff = rc.BuffSize
-	if r.ChosenBuff == 0 && r.Backend == "embedded" {
+	if r.ChosenBuff == 0 && e.be.Name() == BackendEmbedded {
 		r.ChosenBuff = ccl.DefaultSimpleBuffSize
 		if b := m.chosen.BuffSize; b > 0 && m.chosen.Proto == "Simple" {
 			r.ChosenBuff = int64(b) // 4 MiB across hosts (ccl.NetSimpleBuffSize)

@@ -28,7 +28,7 @@ func BenchmarkAllReduce(b *testing.B) {
 }
 
 func benchAllReduce(b *testing.B, n int, p string, nch, size int) {
-	comms, err := InitAll(n, Config{Proto: p, NChannels: nch, Timeout: time.Minute})
+	comms, err := InitAll(n, Config{Proto: protoReq(p), NChannels: nch, Timeout: time.Minute})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func TestChainOneWayOnEveryChannel(t *testing.T) {
 		for _, nch := range []int{2, 3, 4} {
 			t.Run(fmt.Sprintf("%s/ch=%d", coll, nch), func(t *testing.T) {
 				cfg := smallBuffers
-				cfg.Proto, cfg.Algo, cfg.NChannels, cfg.NoDirect = "Simple", "Ring", nch, true
+				cfg.Proto, cfg.Algo, cfg.NChannels, cfg.NoDirect = protoReq("Simple"), algoReq("Ring"), nch, true
 				cfg.Timeout = 5 * time.Second // an early rank left waiting fails, not hangs
 				comms := initT(t, n, cfg)
 				in := make([][]byte, n)

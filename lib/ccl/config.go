@@ -37,14 +37,14 @@ const DefaultSimpleBuffSize = proto.DefaultSimpleBuffSize
 // wants NCCL-style configuration by the environment asks for it with
 // ConfigFromEnv or Config.FromEnv.
 type Config struct {
-	// Proto forces a protocol: "LL", "LL128", "Simple"; "" or "auto" lets the
+	// Proto forces a protocol (tuning.ForceProto(proto.LL), or
+	// tuning.ParseProtoReq of a name); the zero value, auto, lets the
 	// stack choose per operation.
-	Proto string
-	// Algo forces an algorithm: "Ring", "Tree" (allreduce only),
-	// "OneShot" (LL only, one channel) or "TwoShot" (allreduce only, LL
-	// only, one channel); "" or "auto" lets the stack choose
-	// per operation.
-	Algo string
+	Proto tuning.ProtoReq
+	// Algo forces an algorithm: Ring, Tree (allreduce only), OneShot (LL
+	// only, one channel) or TwoShot (allreduce only, LL only, one
+	// channel); the zero value, auto, lets the stack choose per operation.
+	Algo tuning.AlgoReq
 	// NChannels forces the channel count (1..64); 0 is auto: min(cores, 4).
 	NChannels int
 	// MaxNChannels is the channels each rank starts (NCCL_MAX_NCHANNELS),
@@ -169,16 +169,18 @@ func (c Config) FromLookup(lookup func(string) (string, bool)) (Config, error) {
 		return fmt.Errorf("ccl: invalid %s=%q: %s", name, val, valid)
 	}
 	if v, ok := lookup(EnvProto); ok {
-		if _, err := parseProto(v); err != nil {
+		p, err := tuning.ParseProtoReq(v)
+		if err != nil {
 			return c, bad(EnvProto, v, "valid values are LL, LL128, Simple or auto")
 		}
-		c.Proto = v
+		c.Proto = p
 	}
 	if v, ok := lookup(EnvAlgo); ok {
-		if err := checkAlgo(v); err != nil {
+		a, err := tuning.ParseAlgoReq(v)
+		if err != nil {
 			return c, bad(EnvAlgo, v, "valid values are Ring, Tree, OneShot, TwoShot or auto")
 		}
-		c.Algo = v
+		c.Algo = a
 	}
 	if v, ok := lookup(EnvNChannels); ok {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
@@ -308,14 +310,6 @@ func parseTimeout(v string) (time.Duration, error) {
 	return d, nil
 }
 
-// parseProto returns the forced protocol, or -1 for auto.
-func parseProto(s string) (proto.Protocol, error) {
-	if t := strings.TrimSpace(s); t == "" || strings.EqualFold(t, "auto") {
-		return -1, nil
-	}
-	return proto.Parse(s)
-}
-
 // parseDebug reports whether debug level s logs operations (INFO or
 // TRACE); WARN, VERSION and "" log nothing.
 func parseDebug(s string) (bool, error) {
@@ -328,40 +322,30 @@ func parseDebug(s string) (bool, error) {
 	return false, fmt.Errorf("unknown debug level %q (valid: INFO, TRACE, WARN, VERSION)", s)
 }
 
-// parseAlgo returns the forced algorithm, or -1 for auto.
-func parseAlgo(s string) (tuning.Algo, error) {
-	if t := strings.TrimSpace(s); t == "" || strings.EqualFold(t, "auto") {
-		return -1, nil
-	}
-	a, err := tuning.ParseAlgo(s)
-	if err != nil {
-		return -1, fmt.Errorf("unknown algorithm %q (valid: Ring, Tree, OneShot, TwoShot, auto)", s)
-	}
-	return a, nil
-}
-
-// checkAlgoProto rejects a forced protocol the forced algorithm cannot
-// run: the board's algorithms (one-shot, two-shot) are made of LL lines.
-func checkAlgoProto(a tuning.Algo, p proto.Protocol) error {
-	if a >= 0 && p >= 0 && !tuning.SupportsProto(a, p) {
-		return fmt.Errorf("algorithm %s runs on LL only, not %s (force LL, or leave the protocol auto)", a, p)
+// validAlgo and validProto reject a forced value out of range (a request
+// built from a bad constant: the parsers make none).
+func validAlgo(r tuning.AlgoReq) error {
+	if a, ok := r.Get(); ok && (a < 0 || a >= tuning.NumAlgos) {
+		return fmt.Errorf("unknown algorithm %v (valid: %s, auto)", a, strings.Join(tuning.AlgoNames(), ", "))
 	}
 	return nil
 }
 
-func checkAlgo(s string) error {
-	_, err := parseAlgo(s)
-	return err
+func validProto(r tuning.ProtoReq) error {
+	if p, ok := r.Get(); ok && !p.Valid() {
+		return fmt.Errorf("unknown protocol %v (valid: LL, LL128, Simple, auto)", p)
+	}
+	return nil
 }
 
 // settings is a validated Config: what the communicators actually use.
 type settings struct {
-	proto         proto.Protocol // -1: auto
-	algo          tuning.Algo    // -1: auto
-	ranksPerHost  int            // 0: every rank on one host
-	nChannels     int            // forced count, or 0 for auto
-	maxCh         int            // channel goroutines per rank
-	maxChAuto     bool           // maxCh was not forced (a job across processes fits it to the cores)
+	proto         tuning.ProtoReq
+	algo          tuning.AlgoReq
+	ranksPerHost  int  // 0: every rank on one host
+	nChannels     int  // forced count, or 0 for auto
+	maxCh         int  // channel goroutines per rank
+	maxChAuto     bool // maxCh was not forced (a job across processes fits it to the cores)
 	buff          proto.BuffSizes
 	timeout       time.Duration
 	fifo          proto.FifoOptions
@@ -395,15 +379,14 @@ func (c Config) validate() (settings, error) {
 	if c.NetSocketThreads < 0 || s.nsockThreads > s.nsocks {
 		return s, fmt.Errorf("ccl: Config.NetSocketThreads %d is out of range: want 1..%d (NetSockets), or 0 for one", c.NetSocketThreads, s.nsocks)
 	}
-	p, err := parseProto(c.Proto)
-	if err != nil {
+	s.proto, s.algo = c.Proto, c.Algo
+	if err := validProto(c.Proto); err != nil {
 		return s, fmt.Errorf("ccl: Config.Proto: %w", err)
 	}
-	s.proto = p
-	if s.algo, err = parseAlgo(c.Algo); err != nil {
+	if err := validAlgo(c.Algo); err != nil {
 		return s, fmt.Errorf("ccl: Config.Algo: %w", err)
 	}
-	if err := checkAlgoProto(s.algo, s.proto); err != nil {
+	if err := (tuning.Request{Algo: c.Algo, Proto: c.Proto}).CheckAlgoProto(); err != nil {
 		return s, fmt.Errorf("ccl: Config: %w", err)
 	}
 	if c.RanksPerHost < 0 {
@@ -450,6 +433,7 @@ func (c Config) validate() (settings, error) {
 			s.debug = os.Stderr
 		}
 	}
+	var err error
 	s.table = c.Tuning
 	if s.table == nil && c.TuningFile != "" {
 		if s.table, err = tuning.LoadTable(c.TuningFile); err != nil {

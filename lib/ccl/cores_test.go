@@ -100,7 +100,7 @@ func TestIdleChannelSpinsLikeItsPlans(t *testing.T) {
 	}{{16, longSpinFor}, {1, 0}} {
 		prev, prevCPUs := runtime.GOMAXPROCS(c.procs), cpuCount
 		cpuCount = func() int { return c.procs } // a host of c.procs CPUs
-		comms := initT(t, 2, Config{Algo: "Ring", Proto: "Simple", NChannels: 2})
+		comms := initT(t, 2, Config{Algo: algoReq("Ring"), Proto: protoReq("Simple"), NChannels: 2})
 		runtime.GOMAXPROCS(prev)
 		cpuCount = prevCPUs
 		const count = 1 << 16 // enough for both channels
@@ -229,7 +229,7 @@ func TestHostReport(t *testing.T) {
 // side (TestMatrix's parallel cells) do not each spin as if the host were
 // theirs alone; and get them back when those worlds are destroyed.
 func TestOtherWorldsTakeProcessors(t *testing.T) {
-	a := initT(t, 2, Config{Algo: "Ring", Proto: "Simple", NChannels: 1})
+	a := initT(t, 2, Config{Algo: algoReq("Ring"), Proto: protoReq("Simple"), NChannels: 1})
 	// Play a 16-processor host, plus one for each rank that earlier
 	// tests left alive.
 	a[0].w.spinProcs = 16 + int(liveRanks.Load()) - len(a)

@@ -28,7 +28,7 @@ func TestMatrixNoDirect(t *testing.T) {
 				t.Run(fmt.Sprintf("n=%d/%s/ch=%d", n, algo, nch), func(t *testing.T) {
 					t.Parallel()
 					cfg := smallBuffers
-					cfg.Proto, cfg.Algo, cfg.NChannels, cfg.NoDirect = "Simple", algo, nch, true
+					cfg.Proto, cfg.Algo, cfg.NChannels, cfg.NoDirect = protoReq("Simple"), algoReq(algo), nch, true
 					comms := initT(t, n, cfg)
 					runCases(t, comms, cases)
 				})
@@ -50,7 +50,7 @@ func TestDirectBuffersHeldUntilRead(t *testing.T) {
 			colls = colls[:1]
 		}
 		cfg := smallBuffers
-		cfg.Proto, cfg.Algo, cfg.NChannels = "Simple", algo, 1
+		cfg.Proto, cfg.Algo, cfg.NChannels = protoReq("Simple"), algoReq(algo), 1
 		comms := initT(t, n, cfg)
 		for _, coll := range colls {
 			// Within the FIFO's 8 steps (a rank may finish before its peer

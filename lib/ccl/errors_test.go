@@ -9,7 +9,9 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/gccl/gccl/lib/proto"
 	"github.com/gccl/gccl/lib/reduce"
+	"github.com/gccl/gccl/lib/tuning"
 )
 
 func asBytes(v []float32) []byte {
@@ -59,8 +61,8 @@ func TestConfigErrors(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{Config{Proto: "LL256"}, "Config.Proto"},
-		{Config{Algo: "Butterfly"}, "Config.Algo"},
+		{Config{Proto: tuning.ForceProto(proto.NumProtocols)}, "Config.Proto: unknown protocol Protocol(3) (valid: LL, LL128, Simple, auto)"},
+		{Config{Algo: tuning.ForceAlgo(-1)}, "Config.Algo: unknown algorithm Algo(-1) (valid: Ring, Tree, OneShot, TwoShot, auto)"},
 		{Config{NChannels: 65}, "want 1..64"},
 		{Config{NChannels: -1}, "NChannels"},
 		{Config{BuffSize: 1000}, "Config.BuffSize: Simple buffer size 1000 is invalid"},
@@ -79,8 +81,8 @@ func TestEnvOverrides(t *testing.T) {
 	env := map[string]string{}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	env[EnvProto], env[EnvNChannels], env[EnvBuffSize], env[EnvTimeout] = "ll128", "3", "1M", "2.5"
-	c, err := Config{Proto: "Simple"}.FromLookup(lookup)
-	if err != nil || c.Proto != "ll128" || c.NChannels != 3 || c.BuffSize != 1<<20 || c.Timeout != 2500*time.Millisecond {
+	c, err := Config{Proto: protoReq("Simple")}.FromLookup(lookup)
+	if err != nil || c.Proto.String() != "LL128" || c.NChannels != 3 || c.BuffSize != 1<<20 || c.Timeout != 2500*time.Millisecond {
 		t.Fatalf("env overrides: %+v %v", c, err)
 	}
 	for k, v := range map[string]string{
@@ -121,7 +123,7 @@ func TestInitIgnoresEnvironment(t *testing.T) {
 		})
 		return comms[0].LastChoice()
 	}
-	if ch := allReduce(Config{Proto: "Simple", Algo: "Ring"}); ch.Proto != "Simple" || ch.Algo != "Ring" {
+	if ch := allReduce(Config{Proto: protoReq("Simple"), Algo: algoReq("Ring")}); ch.Proto != "Simple" || ch.Algo != "Ring" {
 		t.Errorf("Config Ring/Simple ran %s/%s: the environment must not override the caller", ch.Algo, ch.Proto)
 	}
 	if ch := allReduce(Config{}); strings.Contains(ch.Source, "forced") {
@@ -134,12 +136,12 @@ func TestInitIgnoresEnvironment(t *testing.T) {
 	if ch := allReduce(cfg); ch.Proto != "LL" || ch.Algo != "Tree" || !strings.HasPrefix(ch.Source, "forced") {
 		t.Errorf("ConfigFromEnv ran %s/%s chosen by %q, want Tree/LL forced by the environment", ch.Algo, ch.Proto, ch.Source)
 	}
-	if c, err := (Config{Proto: "Simple", Algo: "Ring", NChannels: 2}).FromEnv(); err != nil || c.Proto != "LL" || c.Algo != "Tree" || c.NChannels != 2 {
+	if c, err := (Config{Proto: protoReq("Simple"), Algo: algoReq("Ring"), NChannels: 2}).FromEnv(); err != nil || c.Proto.String() != "LL" || c.Algo.String() != "Tree" || c.NChannels != 2 {
 		t.Errorf("FromEnv over Ring/Simple/2 channels: %+v, %v; want the variables over the fields, the rest kept", c, err)
 	}
 
 	t.Setenv(EnvAlgo, "Butterfly") // invalid: read, it fails
-	comms, err := InitAll(2, Config{Proto: "Simple", Algo: "Ring"})
+	comms, err := InitAll(2, Config{Proto: protoReq("Simple"), Algo: algoReq("Ring")})
 	if err != nil {
 		t.Fatalf("InitAll read the invalid %s from the environment: %v", EnvAlgo, err)
 	}
@@ -156,9 +158,11 @@ func TestInitIgnoresEnvironment(t *testing.T) {
 // algorithms (the one-shot, the two-shot).
 func TestTimeoutAbortsEveryRank(t *testing.T) {
 	for _, proto := range []string{"LL", "LL128", "Simple", "OneShot", "TwoShot"} {
-		cfg := Config{Proto: proto, Timeout: 200 * time.Millisecond}
+		cfg := Config{Timeout: 200 * time.Millisecond}
 		if strings.HasSuffix(proto, "Shot") {
-			cfg.Proto, cfg.Algo = "LL", proto
+			cfg.Proto, cfg.Algo = protoReq("LL"), algoReq(proto)
+		} else {
+			cfg.Proto = protoReq(proto)
 		}
 		comms := initT(t, 3, cfg)
 		start := time.Now()

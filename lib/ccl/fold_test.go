@@ -101,7 +101,7 @@ func TestMatrixUnfolded(t *testing.T) {
 				for _, nch := range []int{2, 3} {
 					cell++
 					cfg := smallBuffers
-					cfg.Proto, cfg.Algo, cfg.NChannels = p.String(), "Ring", nch
+					cfg.Proto, cfg.Algo, cfg.NChannels = protoReq(p.String()), algoReq("Ring"), nch
 					cfg.Timeout = 20 * time.Second
 					comms, err := InitAll(n, cfg)
 					must(t, err)
@@ -119,7 +119,7 @@ func TestMatrixUnfolded(t *testing.T) {
 	// With folding on, a multi-channel allreduce of 3 ranks folds here
 	// (6 runners on at most GOMAXPROCS processors: run with more, and
 	// the check is skipped).
-	comms := initT(t, 3, Config{Algo: "Ring", Proto: "Simple", NChannels: 2})
+	comms := initT(t, 3, Config{Algo: algoReq("Ring"), Proto: protoReq("Simple"), NChannels: 2})
 	if comms[0].w.spinProcs >= 6 {
 		t.Skipf("%d processors: 3 ranks x 2 channels fit", comms[0].w.spinProcs)
 	}
@@ -140,7 +140,7 @@ func TestMatrixUnfolded(t *testing.T) {
 func TestFoldedOneThreadDrivesAllRanks(t *testing.T) {
 	for _, p := range []string{"LL", "Simple"} {
 		t.Run(p, func(t *testing.T) {
-			comms := initT(t, 4, Config{Algo: "Ring", Proto: p, NChannels: 3, Timeout: 20 * time.Second})
+			comms := initT(t, 4, Config{Algo: algoReq("Ring"), Proto: protoReq(p), NChannels: 3, Timeout: 20 * time.Second})
 			if comms[0].w.spinProcs >= 12 {
 				t.Skipf("%d processors: 4 ranks x 3 channels fit", comms[0].w.spinProcs)
 			}
@@ -179,7 +179,7 @@ func TestFoldedOneThreadDrivesAllRanks(t *testing.T) {
 // leaves no goroutine behind (the channels' coroutines end).
 func TestFoldedTimeout(t *testing.T) {
 	base := runtime.NumGoroutine()
-	comms, err := InitAll(4, Config{Algo: "Ring", Proto: "LL128", NChannels: 3, Timeout: 300 * time.Millisecond})
+	comms, err := InitAll(4, Config{Algo: algoReq("Ring"), Proto: protoReq("LL128"), NChannels: 3, Timeout: 300 * time.Millisecond})
 	must(t, err)
 	errs := make([]error, len(comms))
 	start := time.Now()
@@ -225,7 +225,7 @@ func TestFoldedSeveralDrivers(t *testing.T) {
 		for _, p := range []proto.Protocol{proto.LL, proto.LL128, proto.Simple} {
 			cell++
 			cfg := smallBuffers
-			cfg.Proto, cfg.Algo, cfg.NChannels = p.String(), "Ring", c.nch
+			cfg.Proto, cfg.Algo, cfg.NChannels = protoReq(p.String()), algoReq("Ring"), c.nch
 			cfg.MaxNChannels = c.nch
 			comms := initT(t, c.n, cfg)
 			comms[0].w.spinProcs = c.procs + int(liveRanks.Load()) - c.n // less what other tests' worlds take

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gccl/gccl/lib/tuning"
 )
 
 // Force switches the configuration per operation on one communicator:
@@ -29,7 +31,7 @@ func TestForceSwitchesPerOperation(t *testing.T) {
 	rand.New(rand.NewPCG(3, 4)).Shuffle(len(cfgs), func(i, j int) { cfgs[i], cfgs[j] = cfgs[j], cfgs[i] })
 	for i, f := range cfgs {
 		for _, c := range comms {
-			if err := c.Force(Forced{Algo: f.algo, Proto: f.proto, NChannels: f.nch}); err != nil {
+			if err := c.Force(Forced{Algo: algoReq(f.algo), Proto: protoReq(f.proto), NChannels: f.nch}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -50,7 +52,7 @@ func TestForceAutoAndChannelCap(t *testing.T) {
 	if err := os.WriteFile(model, []byte(`{"version": 1, "cores": 64, "max_host_bw_gbs": 0}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	comms := initT(t, 2, Config{MaxNChannels: 4, Proto: "Simple", Algo: "Ring", ModelFile: model})
+	comms := initT(t, 2, Config{MaxNChannels: 4, Proto: protoReq("Simple"), Algo: algoReq("Ring"), ModelFile: model})
 	force := func(f Forced) {
 		for _, c := range comms {
 			if err := c.Force(f); err != nil {
@@ -66,7 +68,7 @@ func TestForceAutoAndChannelCap(t *testing.T) {
 	if ch := allReduceChoice(t, comms, big); ch.NChannels != 1 || ch.Source != "model" {
 		t.Fatalf("auto capped at 1 channel: ran %+v", ch)
 	}
-	force(Forced{Algo: "Ring", Proto: "LL", MaxNChannels: 2}) // the ring: LL alone may price the one-shot lower
+	force(Forced{Algo: algoReq("Ring"), Proto: protoReq("LL"), MaxNChannels: 2}) // the ring: LL alone may price the one-shot lower
 	if ch := allReduceChoice(t, comms, big); ch.NChannels != 2 || ch.Proto != "LL" || ch.Algo != "Ring" || ch.Source != "forced+model" {
 		t.Fatalf("LL capped at 2 channels: ran %+v", ch)
 	}
@@ -79,8 +81,8 @@ func TestForceErrors(t *testing.T) {
 		f    Forced
 		want string
 	}{
-		{Forced{Proto: "LL256"}, "unknown protocol"},
-		{Forced{Algo: "Butterfly"}, "unknown algorithm"},
+		{Forced{Proto: tuning.ForceProto(-1)}, "Force: unknown protocol Protocol(-1)"},
+		{Forced{Algo: tuning.ForceAlgo(tuning.NumAlgos)}, "Force: unknown algorithm Algo(4)"},
 		{Forced{NChannels: 3}, "NChannels 3 is out of range: want 1..2"},
 		{Forced{NChannels: -1}, "NChannels -1 is out of range"},
 		{Forced{MaxNChannels: 5}, "MaxNChannels 5 is out of range: want 1..2"},
@@ -102,7 +104,7 @@ func TestForceErrors(t *testing.T) {
 	}
 	// Tree on a collective without one fails at the call, naming Force.
 	for _, c := range comms {
-		if err := c.Force(Forced{Algo: "Tree"}); err != nil {
+		if err := c.Force(Forced{Algo: algoReq("Tree")}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -159,9 +161,9 @@ func TestForceP2P(t *testing.T) {
 		proto string
 		nch   int
 	}{
-		{Forced{Proto: "LL", NChannels: 2}, "LL", 2},
-		{Forced{Proto: "Simple", NChannels: 1}, "Simple", 1},
-		{Forced{Proto: "LL128", NChannels: 3}, "LL128", 3},
+		{Forced{Proto: protoReq("LL"), NChannels: 2}, "LL", 2},
+		{Forced{Proto: protoReq("Simple"), NChannels: 1}, "Simple", 1},
+		{Forced{Proto: protoReq("LL128"), NChannels: 3}, "LL128", 3},
 		{Forced{MaxNChannels: 1}, "", 1},
 		{Forced{}, "", 3},
 	} {

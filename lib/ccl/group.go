@@ -326,7 +326,7 @@ func (c *Comm) planP2P(tasks []task, pl *plan) error {
 }
 
 func (c *Comm) p2pProto(bytes int) proto.Protocol {
-	if p := c.force.proto; p >= 0 {
+	if p, ok := c.force.proto.Get(); ok {
 		return p
 	}
 	if bytes <= c.nChannels()*p2pLLBytesPerChannel {

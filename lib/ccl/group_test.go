@@ -14,7 +14,7 @@ func TestGroupRingSendRecvLargerThanFifo(t *testing.T) {
 		for _, n := range []int{1, 2, 3, 5} {
 			t.Run(fmt.Sprintf("%s/n=%d", proto, n), func(t *testing.T) {
 				cfg := smallBuffers
-				cfg.Proto, cfg.NChannels = proto, 2
+				cfg.Proto, cfg.NChannels = protoReq(proto), 2
 				comms := initT(t, n, cfg)
 				const size = 300_001 // ~10x the Simple FIFO, odd
 				got := make([][]byte, n)

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gccl/gccl/lib/tuning"
 )
 
 // smallBuffers makes "several times the protocol buffer" cheap to reach.
@@ -84,4 +86,23 @@ func f32s(v []float32) []byte {
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
 	}
 	return b
+}
+
+// protoReq and algoReq read a protocol or an algorithm name ("" and
+// "auto": auto) for a test's Config or Forced; a bad name is a typo in
+// the test, and panics.
+func protoReq(s string) tuning.ProtoReq {
+	r, err := tuning.ParseProtoReq(s)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+func algoReq(s string) tuning.AlgoReq {
+	r, err := tuning.ParseAlgoReq(s)
+	if err != nil {
+		panic(err)
+	}
+	return r
 }

@@ -65,7 +65,7 @@ func TestMatrix(t *testing.T) {
 				t.Run(name, func(t *testing.T) {
 					t.Parallel()
 					cfg := smallBuffers
-					cfg.Proto, cfg.Algo, cfg.NChannels = p.String(), "Ring", nch
+					cfg.Proto, cfg.Algo, cfg.NChannels = protoReq(p.String()), algoReq("Ring"), nch
 					comms := initT(t, n, cfg)
 					runCases(t, comms, cases)
 				})

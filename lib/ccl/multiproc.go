@@ -271,7 +271,7 @@ func initJob(nranks int, id UniqueID, set settings, link *bootstrap.Client) ([]*
 	if len(hosts) > 1 && set.ranksPerHost > 0 {
 		return nil, fmt.Errorf("ccl: InitRanks: the ranks run on %d hosts and %s=%d asks to simulate hosts as well: unset it", len(hosts), EnvRanksPerHost, set.ranksPerHost)
 	}
-	if len(hosts) > 1 && set.algo.OnBoard() {
+	if a, ok := set.algo.Get(); ok && len(hosts) > 1 && a.OnBoard() {
 		return nil, fmt.Errorf("ccl: InitRanks: the %s algorithm (GCCL_ALGO) needs every rank on one host, and these run on %d: valid are Ring, Tree or auto", set.algo, len(hosts))
 	}
 	lead := offers[0]

@@ -326,7 +326,7 @@ func TestMultiProcChild(t *testing.T) {
 	}
 	for i, cell := range job.Cells {
 		cfg := smallBuffers
-		cfg.Proto, cfg.Algo, cfg.NChannels, cfg.RanksPerHost = cell.Proto, cell.Algo, cell.NCh, cell.PerHost
+		cfg.Proto, cfg.Algo, cfg.NChannels, cfg.RanksPerHost = protoReq(cell.Proto), algoReq(cell.Algo), cell.NCh, cell.PerHost
 		cfg.Timeout = 60 * time.Second
 		comms, err := childInitRanks(job.NRanks, ids[i], job.Ranks, cfg)
 		if err != nil {
@@ -444,7 +444,7 @@ func mpScenario(t *testing.T, job mpJob, ids []UniqueID) {
 		// lost kick is a timeout).
 		for k, algo := range []string{"Ring", "Tree"} {
 			for j, pr := range []string{"LL", "Simple"} {
-				cfg := Config{Algo: algo, Proto: pr, NChannels: 2, Timeout: 900 * time.Millisecond}
+				cfg := Config{Algo: algoReq(algo), Proto: protoReq(pr), NChannels: 2, Timeout: 900 * time.Millisecond}
 				comms, err := childInitRanks(job.NRanks, ids[2*k+j], job.Ranks, cfg)
 				if err != nil {
 					fmt.Printf("RESULT %s/%s: %v\n", algo, pr, err)
@@ -510,7 +510,7 @@ func mpScenario(t *testing.T, job mpJob, ids []UniqueID) {
 		// proxy writes the steps posted by reference straight from that
 		// buffer: Synchronize must wait until the proxy has written them,
 		// or rank 1 receives the overwrite.
-		comms, err := childInitRanks(job.NRanks, id, job.Ranks, Config{Proto: "Simple", NChannels: 1, Timeout: 30 * time.Second})
+		comms, err := childInitRanks(job.NRanks, id, job.Ranks, Config{Proto: protoReq("Simple"), NChannels: 1, Timeout: 30 * time.Second})
 		if err != nil {
 			fmt.Printf("RESULT %v\n", err)
 			return

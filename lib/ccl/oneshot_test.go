@@ -35,7 +35,7 @@ func TestMatrixOneShot(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 4, 5, 8} {
 		t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
 			t.Parallel()
-			comms := initT(t, n, Config{Algo: "OneShot"})
+			comms := initT(t, n, Config{Algo: algoReq("OneShot")})
 			var cases []matrixCase
 			eachCollTypeOp(oneShotColls, func(coll Coll, dt DataType, op reduce.Op, k int) {
 				if sample && (k+n)%5 != 0 {
@@ -70,7 +70,7 @@ func TestMatrixOneShotPosts(t *testing.T) {
 		plainMinBytes.Store(form.min)
 		for _, n := range []int{2, 3, 5} {
 			t.Run(fmt.Sprintf("%s/n=%d", form.name, n), func(t *testing.T) {
-				comms := initT(t, n, Config{Algo: "OneShot"})
+				comms := initT(t, n, Config{Algo: algoReq("OneShot")})
 				var cases []matrixCase
 				eachCollTypeOp(oneShotColls, func(coll Coll, dt DataType, op reduce.Op, k int) {
 					if (k+n)%3 != 0 {
@@ -160,7 +160,7 @@ func TestOneShotOneThreadDrivesAllRanks(t *testing.T) {
 // count(k) is the k-th operation's element count.
 func driveFromOneThread(t *testing.T, n int, algo string, bursts []int, ops int, count func(k int) int) {
 	t.Helper()
-	comms := initT(t, n, Config{Algo: algo})
+	comms := initT(t, n, Config{Algo: algoReq(algo)})
 	dt, op := reduce.Float64, reduce.Sum
 	k := 0
 	for _, burst := range bursts {
@@ -208,7 +208,7 @@ func TestOneShotMixedWithRing(t *testing.T) {
 	perRank(comms, func(c *Comm) {
 		for i := 0; i < 40; i++ {
 			algo := []string{"OneShot", "Ring", "TwoShot", "Tree", "TwoShot"}[i%5]
-			if err := c.Force(Forced{Algo: algo}); err != nil {
+			if err := c.Force(Forced{Algo: algoReq(algo)}); err != nil {
 				t.Error(err)
 				return
 			}
@@ -237,15 +237,15 @@ func TestOneShotMixedWithRing(t *testing.T) {
 // TestOneShotNeedsLL: forcing OneShot with another protocol is an error
 // naming both, from Config and from Force.
 func TestOneShotNeedsLL(t *testing.T) {
-	_, err := InitAll(2, Config{Algo: "OneShot", Proto: "Simple"})
+	_, err := InitAll(2, Config{Algo: algoReq("OneShot"), Proto: protoReq("Simple")})
 	if err == nil || !strings.Contains(err.Error(), "OneShot runs on LL only") {
 		t.Fatalf("InitAll: got %v, want an error saying OneShot runs on LL only", err)
 	}
 	comms := initT(t, 2, Config{})
-	if err := comms[0].Force(Forced{Algo: "OneShot", Proto: "LL128"}); err == nil || !strings.Contains(err.Error(), "LL only") {
+	if err := comms[0].Force(Forced{Algo: algoReq("OneShot"), Proto: protoReq("LL128")}); err == nil || !strings.Contains(err.Error(), "LL only") {
 		t.Fatalf("Force: got %v, want an error saying OneShot runs on LL only", err)
 	}
-	if err := comms[0].Force(Forced{Algo: "OneShot", Proto: proto.LL.String()}); err != nil {
+	if err := comms[0].Force(Forced{Algo: algoReq("OneShot"), Proto: protoReq(proto.LL.String())}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -258,7 +258,7 @@ func TestSmallCallsDoNotAllocate(t *testing.T) {
 		t.Skip("the race detector allocates")
 	}
 	for _, algo := range []string{"OneShot", "Ring"} {
-		comms := initT(t, 2, Config{Algo: algo})
+		comms := initT(t, 2, Config{Algo: algoReq(algo)})
 		const runs = 500
 		bufs := [2][2][]byte{{make([]byte, 64), make([]byte, 64)}, {make([]byte, 64), make([]byte, 64)}}
 		call := func(r int) {
@@ -290,7 +290,7 @@ func TestSmallCallsDoNotAllocate(t *testing.T) {
 // rank's later rounds may wait on a goroutine that has not got there yet.
 func TestOneShotOneThreadManyRounds(t *testing.T) {
 	const n = 3
-	comms := initT(t, n, Config{Algo: "OneShot"})
+	comms := initT(t, n, Config{Algo: algoReq("OneShot")})
 	dt, op := reduce.Int32, reduce.Sum
 	for i, cnt := range []int{5, 3*layout.RoundBytes/4 + 1, 1, layout.RoundBytes/4 + 7, 9, 3} {
 		recvs := make([][]byte, n)
@@ -351,7 +351,7 @@ func TestFastPathFollowsShapeAndForce(t *testing.T) {
 				for i := 0; i < 600; i++ {
 					algo := []string{"OneShot", "Ring"}[(i/3)%2]
 					if i%3 == 0 {
-						if err := c.Force(Forced{Algo: algo, Proto: "LL", NChannels: 1}); err != nil {
+						if err := c.Force(Forced{Algo: algoReq(algo), Proto: protoReq("LL"), NChannels: 1}); err != nil {
 							return err
 						}
 					}
@@ -412,7 +412,7 @@ func TestFastPathFollowsShapeAndForce(t *testing.T) {
 // the fast path and off it.
 func TestShapeCacheTellsScalarsApart(t *testing.T) {
 	for _, algo := range []string{"OneShot", "Ring"} {
-		comms := initT(t, 2, Config{Algo: algo})
+		comms := initT(t, 2, Config{Algo: algoReq(algo)})
 		in := [2][]byte{f32s([]float32{1, 1}), f32s([]float32{1, 1})}
 		out := [2][]byte{make([]byte, 8), make([]byte, 8)}
 		for i, scalar := range []float64{0, math.Copysign(0, -1), 0, math.Copysign(0, -1)} {
@@ -440,7 +440,7 @@ func TestShapeCacheTellsScalarsApart(t *testing.T) {
 // MaxInFlight plans, the plans are reused, and every result is exact.
 func TestQueuedOperationsStayBounded(t *testing.T) {
 	for _, algo := range []string{"OneShot", "Ring"} {
-		comms := initT(t, 2, Config{Algo: algo})
+		comms := initT(t, 2, Config{Algo: algoReq(algo)})
 		const ops = 3 * MaxInFlight
 		errs := make(chan error, 2)
 		for _, c := range comms {
@@ -488,7 +488,7 @@ func TestQueuedOperationsStayBounded(t *testing.T) {
 func TestShapeCacheFollowsBuffers(t *testing.T) {
 	const n, slots, count = 3, 16, 4
 	for _, algo := range []string{"OneShot", "Ring"} {
-		comms := initT(t, n, Config{Algo: algo})
+		comms := initT(t, n, Config{Algo: algoReq(algo)})
 		send := make([][]byte, n)
 		recv := make([][]byte, n)
 		for r := range comms {
@@ -557,7 +557,7 @@ func TestShapeCacheFollowsBuffers(t *testing.T) {
 // readers in each phase of their wait (spinning, yielding, asleep).
 func TestOneShotPostWakesSleepingReader(t *testing.T) {
 	for _, n := range []int{2, 3} {
-		comms := initT(t, n, Config{Algo: "OneShot"})
+		comms := initT(t, n, Config{Algo: algoReq("OneShot")})
 		dt, op := reduce.Float32, reduce.Sum
 		const cnt = 2
 		for i, delay := range []time.Duration{0, 30 * time.Microsecond, 200 * time.Microsecond, 5 * time.Millisecond, 20 * time.Millisecond} {

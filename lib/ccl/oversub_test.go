@@ -16,7 +16,7 @@ func TestOversubscribed8x4(t *testing.T) {
 		if raceEnabled {
 			timeout = 10 * time.Second // the race detector slows every step 5-10x
 		}
-		comms := initT(t, 8, Config{Proto: p, NChannels: 4, Timeout: timeout})
+		comms := initT(t, 8, Config{Proto: protoReq(p), NChannels: 4, Timeout: timeout})
 		const count = 300_000
 		perRank(comms, func(c *Comm) {
 			in := make([]float32, count)
@@ -59,7 +59,7 @@ func BenchmarkOversubscribed(b *testing.B) {
 }
 
 func benchOversubscribed(b *testing.B, n, nch int, p string, size int) {
-	comms := initT(b, n, Config{Algo: "Ring", Proto: p, NChannels: nch})
+	comms := initT(b, n, Config{Algo: algoReq("Ring"), Proto: protoReq(p), NChannels: nch})
 	bufs := make([][]byte, n)
 	for r := range bufs {
 		bufs[r] = make([]byte, size)

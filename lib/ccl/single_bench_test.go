@@ -5,7 +5,7 @@ import "testing"
 // BenchmarkCallOneRank is the cost of the call path alone: validate,
 // plan, post, run the local copy and Synchronize, with no peer.
 func BenchmarkCallOneRank(b *testing.B) {
-	comms := initT(b, 1, Config{Proto: "LL", NChannels: 1})
+	comms := initT(b, 1, Config{Proto: protoReq("LL"), NChannels: 1})
 	in, out := make([]byte, 8), make([]byte, 8)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
@@ -29,7 +29,7 @@ func BenchmarkCallOneShotOneThread(b *testing.B) {
 		slots int
 	}{{"fixed", 1}, {"rotating", 64}} {
 		b.Run(bufs.name, func(b *testing.B) {
-			comms := initT(b, 2, Config{Algo: "OneShot"})
+			comms := initT(b, 2, Config{Algo: algoReq("OneShot")})
 			in := [2][]byte{make([]byte, 8*bufs.slots), make([]byte, 8*bufs.slots)}
 			out := [2][]byte{make([]byte, 8*bufs.slots), make([]byte, 8*bufs.slots)}
 			b.ReportAllocs()

@@ -37,7 +37,7 @@ func BenchmarkSmallAllReduce(b *testing.B) {
 func benchSmall(b *testing.B, n int, algo string, size int) {
 	cfg := Config{Timeout: time.Minute}
 	if algo != "auto" {
-		cfg.Algo = algo
+		cfg.Algo = algoReq(algo)
 	}
 	comms, err := InitAll(n, cfg)
 	if err != nil {

@@ -82,7 +82,7 @@ var _ = fmt.Sprint
 // (a 5 s timeout turns a lost kick into a failure instead of a hang).
 func TestLateDriverIsNotLost(t *testing.T) {
 	for _, proto := range []string{"LL", "Simple"} {
-		cfg := Config{Proto: proto, NChannels: 2, Timeout: 5 * time.Second}
+		cfg := Config{Proto: protoReq(proto), NChannels: 2, Timeout: 5 * time.Second}
 		comms := initT(t, 4, cfg)
 		drive := func(cs []*Comm, delay time.Duration) {
 			time.Sleep(delay)

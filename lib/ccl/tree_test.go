@@ -35,7 +35,7 @@ func TestMatrixTree(t *testing.T) {
 					t.Run(name, func(t *testing.T) {
 						t.Parallel()
 						cfg := smallBuffers
-						cfg.Proto, cfg.Algo, cfg.NChannels, cfg.RanksPerHost = p.String(), "Tree", nch, per
+						cfg.Proto, cfg.Algo, cfg.NChannels, cfg.RanksPerHost = protoReq(p.String()), algoReq("Tree"), nch, per
 						comms := initT(t, n, cfg)
 						runCases(t, comms, cases)
 						if n > 1 {
@@ -60,7 +60,7 @@ func TestTreeMatchesRing(t *testing.T) {
 		t.Run(p.String(), func(t *testing.T) {
 			t.Parallel()
 			run := func(algo string) [][]byte {
-				cfg := Config{Proto: p.String(), Algo: algo, NChannels: 2, RanksPerHost: 2}
+				cfg := Config{Proto: protoReq(p.String()), Algo: algoReq(algo), NChannels: 2, RanksPerHost: 2}
 				comms := initT(t, n, cfg)
 				out := make([][]byte, n)
 				perRank(comms, func(c *Comm) {
@@ -99,7 +99,7 @@ func TestTreeMatchesRing(t *testing.T) {
 }
 
 func TestTreeOnlyForAllReduce(t *testing.T) {
-	comms := initT(t, 2, Config{Algo: "Tree"})
+	comms := initT(t, 2, Config{Algo: algoReq("Tree")})
 	buf := make([]byte, 64)
 	err := comms[0].AllGather(buf[:32], buf, 8, reduce.Float32)
 	if err == nil || !strings.Contains(err.Error(), "no Tree") || !strings.Contains(err.Error(), "Ring") {

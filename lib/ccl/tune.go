@@ -55,69 +55,42 @@ func (c *Comm) decide(coll Coll, nBytes int64) (decision, error) {
 		return k.d, nil
 	}
 	s := &c.force
-	if s.algo >= 0 && !tuning.Supports(tc, s.algo) {
-		return decision{}, fmt.Errorf("ccl: %s has no %s algorithm (forced by GCCL_ALGO, Config.Algo or Comm.Force): valid for it are %s", coll, s.algo, strings.Join(tuning.AlgoNamesFor(tc), ", "))
+	fa, algoForced := s.algo.Get()
+	fp, protoForced := s.proto.Get()
+	if algoForced && !tuning.Supports(tc, fa) {
+		return decision{}, fmt.Errorf("ccl: %s has no %s algorithm (forced by GCCL_ALGO, Config.Algo or Comm.Force): valid for it are %s", coll, fa, strings.Join(tuning.AlgoNamesFor(tc), ", "))
 	}
-	if s.algo.OnBoard() && c.w.realHosts {
-		return decision{}, fmt.Errorf("ccl: the %s algorithm needs every rank on one host (its board is memory they share); these ranks run on %d hosts: valid are Ring and Tree", s.algo, c.w.nHosts)
+	if algoForced && fa.OnBoard() && c.w.realHosts {
+		return decision{}, fmt.Errorf("ccl: the %s algorithm needs every rank on one host (its board is memory they share); these ranks run on %d hosts: valid are Ring and Tree", fa, c.w.nHosts)
 	}
 	maxCh := min(len(c.channels), s.maxCh)
 	lim := tuning.Limits{MaxChannels: maxCh, Channels: s.nChannels}
-	if s.algo >= 0 {
-		lim.Algos = []tuning.Algo{s.algo}
+	if algoForced {
+		lim.Algos = []tuning.Algo{fa}
 	}
-	if s.proto >= 0 {
-		lim.Protos = []proto.Protocol{s.proto}
+	if protoForced {
+		lim.Protos = []proto.Protocol{fp}
 	}
-	forced := s.proto >= 0 && s.nChannels > 0 && (s.algo >= 0 || !tuning.Supports(tc, tuning.Tree))
+	forced := protoForced && s.nChannels > 0 && (algoForced || !tuning.Supports(tc, tuning.Tree))
 
 	var d decision
 	if rule, hit := c.w.table.Lookup(tc, nBytes); hit && !forced {
-		d = decision{algo: rule.Algo, proto: rule.Proto, nChannels: rule.NChannels, buff: rule.BuffSize, source: "table"}
-		if s.algo >= 0 || s.proto >= 0 || s.nChannels > 0 {
-			d.source = "forced+table"
-		}
-		if s.algo >= 0 {
-			d.algo = s.algo
-		}
-		if s.proto >= 0 {
-			d.proto = s.proto
-			d.buff = 0 // the rule's buffer size was for its own protocol
-		}
-		if s.nChannels > 0 {
-			d.nChannels = s.nChannels
-		}
-		if d.nChannels == 0 { // the rule leaves the channel count to the model
-			lim.Algos, lim.Protos = []tuning.Algo{d.algo}, []proto.Protocol{d.proto}
-			ch, _ := c.w.model.Choose(tc, c.w.n, c.w.nHosts, nBytes, lim)
-			d.nChannels = ch.NChannels
-		}
+		d = c.fromRule(tc, nBytes, rule, lim)
 	} else {
+		if c.w.realHosts && !algoForced {
+			// The one-shot's board is memory every rank reads: not
+			// across machines. Left out of the one ask, it gives what
+			// asking with it and again without it when it won gave.
+			lim.Algos = []tuning.Algo{tuning.Ring, tuning.Tree}
+		}
 		ch, _ := c.w.model.Choose(tc, c.w.n, c.w.nHosts, nBytes, lim)
 		d = decision{algo: ch.Algo, proto: ch.Proto, nChannels: ch.NChannels, source: "model"}
 		switch {
 		case forced:
 			d.source = "forced"
-		case s.algo >= 0 || s.proto >= 0 || s.nChannels > 0:
+		case algoForced || protoForced || s.nChannels > 0:
 			d.source = "forced+model"
 		}
-	}
-	if d.algo.OnBoard() && c.w.realHosts {
-		// The one-shot's board is memory every rank reads: not across
-		// machines. A rule or the model asked for it; the rest decide.
-		lim.Algos = []tuning.Algo{tuning.Ring, tuning.Tree}
-		if s.proto >= 0 {
-			lim.Protos = []proto.Protocol{s.proto}
-		}
-		ch, _ := c.w.model.Choose(tc, c.w.n, c.w.nHosts, nBytes, lim)
-		d.algo, d.proto, d.nChannels, d.buff = ch.Algo, ch.Proto, ch.NChannels, 0
-	}
-	if !tuning.SupportsProto(d.algo, d.proto) {
-		// A rule's algorithm that cannot run the forced protocol (the
-		// board's are LL only): the forced protocol wins, the model picks again.
-		lim.Algos, lim.Protos = []tuning.Algo{tuning.Ring, tuning.Tree}, []proto.Protocol{d.proto}
-		ch, _ := c.w.model.Choose(tc, c.w.n, c.w.nHosts, nBytes, lim)
-		d.algo, d.nChannels, d.buff = ch.Algo, ch.NChannels, 0
 	}
 	d.nChannels = min(max(d.nChannels, 1), maxCh)
 	if d.buff == 0 {
@@ -127,21 +100,71 @@ func (c *Comm) decide(coll Coll, nBytes int64) (decision, error) {
 	return d, nil
 }
 
+// fromRule is the decision of a tuning-table rule under what the rank
+// forces (field by field, the forced wins), lim being the model's limits
+// for what is forced. It asks the model at most once: for the channel
+// count when the rule leaves it auto, or for a ring or a tree when the
+// rule's algorithm cannot run here.
+func (c *Comm) fromRule(tc tuning.Coll, nBytes int64, rule tuning.Choice, lim tuning.Limits) decision {
+	s := &c.force
+	d := decision{algo: rule.Algo, proto: rule.Proto, nChannels: rule.NChannels, buff: rule.BuffSize, source: "table"}
+	if !s.algo.IsAuto() || !s.proto.IsAuto() || s.nChannels > 0 {
+		d.source = "forced+table"
+	}
+	if a, ok := s.algo.Get(); ok {
+		d.algo = a
+	}
+	if p, ok := s.proto.Get(); ok {
+		d.proto = p
+		d.buff = 0 // the rule's buffer size was for its own protocol
+	}
+	if s.nChannels > 0 {
+		d.nChannels = s.nChannels
+	}
+	switch {
+	case d.algo.OnBoard() && c.w.realHosts:
+		// The one-shot's board is memory every rank reads: not across
+		// machines. The rule asked for it; the model picks a ring or a
+		// tree, under the forced protocol, or the rule's when the rule
+		// leaves the channels to the model (the limits the ask for its
+		// channels had, which this ask replaces).
+		lim.Algos, lim.Protos = []tuning.Algo{tuning.Ring, tuning.Tree}, nil
+		if !s.proto.IsAuto() || d.nChannels == 0 {
+			lim.Protos = []proto.Protocol{d.proto}
+		}
+		ch, _ := c.w.model.Choose(tc, c.w.n, c.w.nHosts, nBytes, lim)
+		d.algo, d.proto, d.nChannels, d.buff = ch.Algo, ch.Proto, ch.NChannels, 0
+	case !tuning.SupportsProto(d.algo, d.proto):
+		// A board algorithm (the board's are LL only) under another
+		// protocol, one forced or the rule's: the protocol wins, the
+		// model picks a ring or a tree for it.
+		lim.Algos, lim.Protos = []tuning.Algo{tuning.Ring, tuning.Tree}, []proto.Protocol{d.proto}
+		ch, _ := c.w.model.Choose(tc, c.w.n, c.w.nHosts, nBytes, lim)
+		d.algo, d.nChannels, d.buff = ch.Algo, ch.NChannels, 0
+	case d.nChannels == 0: // the rule leaves the channel count to the model
+		lim.Algos, lim.Protos = []tuning.Algo{d.algo}, []proto.Protocol{d.proto}
+		ch, _ := c.w.model.Choose(tc, c.w.n, c.w.nHosts, nBytes, lim)
+		d.nChannels = ch.NChannels
+	}
+	return d
+}
+
 // forced is what a rank's collectives obey: the communicator's Config, or
 // what Force set since. Owned by the calling goroutine.
 type forced struct {
-	algo      tuning.Algo    // -1: auto
-	proto     proto.Protocol // -1: auto
-	nChannels int            // 0: auto
-	maxCh     int            // the most channels an operation may use
+	algo      tuning.AlgoReq
+	proto     tuning.ProtoReq
+	nChannels int // 0: auto
+	maxCh     int // the most channels an operation may use
 }
 
-// Forced is what Comm.Force sets: Config's Algo, Proto and NChannels ("",
-// "auto" and 0 leave the choice to the stack) and MaxNChannels, a cap on
-// the channels an operation may use (0: every channel the communicator
-// started).
+// Forced is what Comm.Force sets: Config's Algo, Proto and NChannels (the
+// zero values, auto and 0, leave the choice to the stack) and
+// MaxNChannels, a cap on the channels an operation may use (0: every
+// channel the communicator started).
 type Forced struct {
-	Algo, Proto  string
+	Algo         tuning.AlgoReq
+	Proto        tuning.ProtoReq
 	NChannels    int
 	MaxNChannels int
 }
@@ -170,16 +193,10 @@ func (c *Comm) Force(f Forced) error {
 	if c.groupDepth > 0 {
 		return fmt.Errorf("ccl: Force inside a group: call it between operations, outside GroupStart/GroupEnd")
 	}
-	p, err := parseProto(f.Proto)
-	if err != nil {
-		return fmt.Errorf("ccl: Force: %w", err)
-	}
-	a, err := parseAlgo(f.Algo)
-	if err != nil {
-		return fmt.Errorf("ccl: Force: %w", err)
-	}
-	if err := checkAlgoProto(a, p); err != nil {
-		return fmt.Errorf("ccl: Force: %w", err)
+	for _, err := range []error{validProto(f.Proto), validAlgo(f.Algo), tuning.Request{Algo: f.Algo, Proto: f.Proto}.CheckAlgoProto()} {
+		if err != nil {
+			return fmt.Errorf("ccl: Force: %w", err)
+		}
 	}
 	started := len(c.channels)
 	if f.NChannels < 0 || f.NChannels > started {
@@ -195,7 +212,7 @@ func (c *Comm) Force(f Forced) error {
 	if maxCh == 0 {
 		maxCh = started
 	}
-	c.force = forced{algo: a, proto: p, nChannels: f.NChannels, maxCh: maxCh}
+	c.force = forced{algo: f.Algo, proto: f.Proto, nChannels: f.NChannels, maxCh: maxCh}
 	c.decided = [tuning.NumColls]decidedEntry{}
 	c.shape.valid = false // and with it what the fast path derived from the decisions
 	c.shape.gen++

@@ -70,11 +70,11 @@ func TestTuningTablePrecedence(t *testing.T) {
 		{"table small", Config{Tuning: tab}, 100, want{"Tree", "LL", "table", 1}},
 		{"table mid, model picks channels", Config{Tuning: tab}, 2000, want{"Ring", "LL128", "table", 0}},
 		{"table large", Config{Tuning: tab}, 100_000, want{"Ring", "Simple", "table", 2}},
-		{"forced proto over table", Config{Tuning: tab, Proto: "LL128"}, 100, want{"Tree", "LL128", "forced+table", 1}},
+		{"forced proto over table", Config{Tuning: tab, Proto: protoReq("LL128")}, 100, want{"Tree", "LL128", "forced+table", 1}},
 		{"forced channels over table", Config{Tuning: tab, NChannels: 1}, 100_000, want{"Ring", "Simple", "forced+table", 1}},
-		{"everything forced", Config{Tuning: tab, Proto: "Simple", Algo: "Ring", NChannels: 1}, 100, want{"Ring", "Simple", "forced", 1}},
+		{"everything forced", Config{Tuning: tab, Proto: protoReq("Simple"), Algo: algoReq("Ring"), NChannels: 1}, 100, want{"Ring", "Simple", "forced", 1}},
 		{"no table: model", Config{}, 100, want{"", "", "model", 0}},
-		{"forced algo, model rest", Config{Algo: "Tree"}, 100, want{"Tree", "", "forced+model", 0}},
+		{"forced algo, model rest", Config{Algo: algoReq("Tree")}, 100, want{"Tree", "", "forced+model", 0}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -31,7 +31,7 @@ func TestMatrixTwoShot(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 4, 5, 7, 8, 16} {
 		t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
 			t.Parallel()
-			comms := initT(t, n, Config{Algo: "TwoShot"})
+			comms := initT(t, n, Config{Algo: algoReq("TwoShot")})
 			var cases []matrixCase
 			eachCollTypeOp([]Coll{CollAllReduce}, func(coll Coll, dt DataType, op reduce.Op, k int) {
 				if sample && (k+n)%4 != 0 {
@@ -77,7 +77,7 @@ func TestTwoShotSameBitsAsOneShot(t *testing.T) {
 			}
 			results := map[string][][]byte{}
 			for _, algo := range []string{"OneShot", "TwoShot"} {
-				comms := initT(t, n, Config{Algo: algo})
+				comms := initT(t, n, Config{Algo: algoReq(algo)})
 				outs := make([][]byte, n)
 				if err := perRankErr(comms, func(c *Comm) error {
 					outs[c.Rank()] = make([]byte, cnt*dt.Size())
@@ -118,14 +118,14 @@ func TestTwoShotOneThreadDrivesAllRanks(t *testing.T) {
 // allreduce is an error naming the algorithms that collective has, and
 // TwoShot with a protocol other than LL is refused like OneShot.
 func TestTwoShotOnlyAllReduce(t *testing.T) {
-	comms := initT(t, 2, Config{Algo: "TwoShot"})
+	comms := initT(t, 2, Config{Algo: algoReq("TwoShot")})
 	err := perRankErr(comms, func(c *Comm) error {
 		return c.AllGather(make([]byte, 8), make([]byte, 16), 2, Float32)
 	})
 	if err == nil || !strings.Contains(err.Error(), "allgather has no TwoShot algorithm") || !strings.Contains(err.Error(), "Ring, OneShot") {
 		t.Fatalf("AllGather with TwoShot: got %v, want an error naming Ring, OneShot", err)
 	}
-	if _, err := InitAll(2, Config{Algo: "TwoShot", Proto: "LL128"}); err == nil || !strings.Contains(err.Error(), "TwoShot runs on LL only") {
+	if _, err := InitAll(2, Config{Algo: algoReq("TwoShot"), Proto: protoReq("LL128")}); err == nil || !strings.Contains(err.Error(), "TwoShot runs on LL only") {
 		t.Fatalf("InitAll TwoShot/LL128: got %v, want an error saying TwoShot runs on LL only", err)
 	}
 }

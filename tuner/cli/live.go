@@ -26,7 +26,8 @@ import (
 
 // liveOptions are `tune validate --live`'s flags.
 type liveOptions struct {
-	backend            string
+	backendFlag        string           // --backend as given
+	backend            perf.BackendName // --backend, parsed (validateLive)
 	ranks, np, hosts   int
 	passes, perRule    int
 	iters, warmup      int
@@ -45,11 +46,12 @@ func validateLive(fs *pflag.FlagSet, o *liveOptions, tablePath, noise, maxB stri
 	}
 	o.points, o.failWorse = points, failWorse
 	var err error
+	if o.backend, err = perf.ParseBackend(o.backendFlag); err != nil {
+		return bad("%v", err)
+	}
 	switch {
 	case tablePath == "":
 		return bad("no --table given: want the table to run (tune table --output)")
-	case o.backend != "embedded" && o.backend != "nccl":
-		return bad("unknown --backend %q: valid backends are embedded and nccl", o.backend)
 	case o.passes < 1:
 		return bad("--passes %d: want at least 1 (3 or more to see the noise)", o.passes)
 	case o.perRule < 1:
@@ -101,7 +103,7 @@ func liveValidate(tab *tuning.Table, tablePath string, train []results.Record, o
 	if err := refuseChoiceEnv(os.LookupEnv); err != nil {
 		return bad("%v", strings.Replace(err.Error(), "this sweep measures", "this validation runs", 1))
 	}
-	if o.backend == "nccl" {
+	if o.backend == perf.BackendNCCL {
 		for _, k := range []string{"NCCL_ALGO", "NCCL_PROTO"} {
 			if v, ok := os.LookupEnv(k); ok {
 				return bad("%s=%s set in the environment would force NCCL's choice under both the default and the table: unset it", k, v)
@@ -120,7 +122,7 @@ func liveValidate(tab *tuning.Table, tablePath string, train []results.Record, o
 	// The table as the backend reads it: the stack its JSON, NCCL's tuner
 	// plugin the CSV.
 	tuningFile := tablePath
-	if o.backend == "nccl" {
+	if o.backend == perf.BackendNCCL {
 		tuningFile = filepath.Join(dir, "table.csv")
 		if err := writeWith(tuningFile, tab.WriteNCCLCSV); err != nil {
 			return bad("%v", err)
@@ -132,7 +134,7 @@ func liveValidate(tab *tuning.Table, tablePath string, train []results.Record, o
 			runs += 2 * o.passes
 		}
 	}
-	if o.backend == "nccl" {
+	if o.backend == perf.BackendNCCL {
 		fmt.Fprintln(stdout, "(and, per shape, one untimed run of each with NCCL's TUNING log on: what NCCL ran)")
 	}
 	fmt.Fprintf(stdout, "tune validate --live: %d rules over %d shapes, %d runs of %d passes (default and table alternating), backend %s\n",
@@ -166,7 +168,7 @@ func liveValidate(tab *tuning.Table, tablePath string, train []results.Record, o
 		}
 		// NCCL says what it ran only in its debug log, which costs host time
 		// on every call: one short run of each, untimed, with the log on.
-		if o.backend == "nccl" {
+		if o.backend == perf.BackendNCCL {
 			for _, withTable := range []bool{false, true} {
 				out := filepath.Join(dir, fmt.Sprintf("logged-%d-%t.jsonl", run, withTable))
 				lo := o

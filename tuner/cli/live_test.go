@@ -76,7 +76,7 @@ func TestValidateLiveBadInput(t *testing.T) {
 		want string
 	}{
 		{"no table", []string{"validate", "--live"}, "--table"},
-		{"backend", []string{"validate", "--live", "--table", tab, "--backend", "mpi"}, "valid backends are embedded and nccl"},
+		{"backend", []string{"validate", "--live", "--table", tab, "--backend", "mpi"}, `unknown --backend "mpi": valid backends are: embedded`},
 		{"passes", []string{"validate", "--live", "--table", tab, "--passes", "0"}, "--passes 0"},
 		{"noise", []string{"validate", "--live", "--table", tab, "--noise", "x"}, "--noise"},
 		{"hosts without np", []string{"validate", "--live", "--table", tab, "--hosts", "2"}, "--hosts 2 with --np 0"},

@@ -81,9 +81,13 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	if err := refuseChoiceEnv(os.LookupEnv); err != nil {
 		return bad("%v", err)
 	}
-	switch *backend {
-	case "embedded":
-	case "nccl":
+	be, err := perf.ParseBackend(*backend)
+	if err != nil {
+		return bad("%v", err)
+	}
+	switch be {
+	case perf.BackendEmbedded:
+	case perf.BackendNCCL:
 		if fs.Changed("interleave") && *interleave {
 			return bad("--interleave with --backend nccl: NCCL fixes a communicator's configuration when it is created, so configurations cannot alternate; drop --interleave")
 		}
@@ -94,12 +98,10 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 		if *perHost != "0" {
 			return bad("--ranks-per-host with --backend nccl: NCCL sees the real hosts; drop it")
 		}
-	default:
-		return bad("unknown --backend %q: valid backends are embedded and nccl", *backend)
 	}
 	plan, err := planSweep(*colls, *ranks, *perHost, *protos, *algos, *chans, *buffs, *auto, *minB, *maxB, *factor)
 	if err == nil {
-		plan, err = withoutOneShot(plan, *algos, *hosts, *backend)
+		plan, err = withoutOneShot(plan, *algos, *hosts, be)
 	}
 	if err != nil {
 		return bad("%v", err)
@@ -150,7 +152,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	} else if err := os.Remove(*out); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return bad("%v", err)
 	}
-	launch := launchArgs(*np, *hosts, *netns, *backend)
+	launch := launchArgs(*np, *hosts, *netns, be)
 	var todo []sweepRun
 	total, skipped := 0, 0
 	for rep := 0; rep < *repeat; rep++ {

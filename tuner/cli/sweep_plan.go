@@ -221,14 +221,14 @@ func intList(flag, s string, least int) ([]int, error) {
 // TwoShot) a run cannot have (NCCL has no such algorithm; processes on
 // several hosts share no board): silently for --algo all, with an error
 // when it was asked for by name.
-func withoutOneShot(plan []block, algos string, hosts int, backend string) ([]block, error) {
+func withoutOneShot(plan []block, algos string, hosts int, backend perf.BackendName) ([]block, error) {
 	var keep []block
 	for _, b := range plan {
 		why := ""
 		a := b.cfg.algo
 		switch {
 		case !algoOf(a).OnBoard():
-		case backend == "nccl":
+		case backend == perf.BackendNCCL:
 			why = fmt.Sprintf("with --backend nccl: %s is gccl's own algorithm, NCCL has none", a)
 		case hosts > 1:
 			why = fmt.Sprintf("with --hosts %d: %s needs every rank on one host (its board is memory they share)", hosts, a)

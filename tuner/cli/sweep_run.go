@@ -107,7 +107,7 @@ func (r sweepRun) args(iters, warmup int, factor int64, precision string, maxTim
 
 // launchArgs are the perf flags that place a sweep's runs: processes,
 // hosts, namespaces and the backend.
-func launchArgs(np, hosts int, netns bool, backend string) []string {
+func launchArgs(np, hosts int, netns bool, backend perf.BackendName) []string {
 	var args []string
 	if np > 1 {
 		args = append(args, "--np", strconv.Itoa(np))
@@ -118,8 +118,8 @@ func launchArgs(np, hosts int, netns bool, backend string) []string {
 	if netns {
 		args = append(args, "--netns")
 	}
-	if backend != "" && backend != "embedded" {
-		args = append(args, "--backend", backend)
+	if backend != "" && backend != perf.BackendEmbedded {
+		args = append(args, "--backend", string(backend))
 	}
 	return args
 }

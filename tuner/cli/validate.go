@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gccl/gccl/lib/tuning"
+	"github.com/gccl/gccl/perf"
 	"github.com/gccl/gccl/results"
 	"github.com/gccl/gccl/tuner"
 )
@@ -29,7 +30,7 @@ func validateCmd(args []string, stdout, stderr io.Writer) int {
 	tags := tagFlag(fs)
 	live := fs.Bool("live", false, "run the table's rules live, beside the stack's own choice (for NCCL: through the tuner plugin against no plugin), on sizes the sweep did not measure, in alternating passes; FILES, if given, are the sweep's records (the margins the rules claimed)")
 	var lo liveOptions
-	fs.StringVar(&lo.backend, "backend", "embedded", "with --live: embedded (gccl's stack) or nccl (libnccl on GPUs)")
+	fs.StringVar(&lo.backendFlag, "backend", string(perf.BackendEmbedded), "with --live: embedded (gccl's stack) or nccl (libnccl on GPUs)")
 	fs.IntVar(&lo.ranks, "ranks", 0, "with --live: the rank count to measure (default: the one each rule names)")
 	fs.IntVar(&lo.np, "np", 0, "with --live: run across this many processes (perf --np; default 0: the ranks in one process)")
 	fs.IntVar(&lo.hosts, "hosts", 0, "with --live and --np: the processes are this many hosts (perf --hosts; default 0: one host)")
