@@ -119,7 +119,7 @@ func devChildRun(comms []*Comm) error {
 	if err != nil {
 		return err
 	}
-	if err := checkLsaAllReduce(ds, sends, recvs, nil, count, v, 20); err != nil {
+	if err := checkLsaAllReduce(ds, sends, recvs, count, v, 20); err != nil {
 		return err
 	}
 	return perRankErr(comms, func(c *Comm) error {

@@ -101,7 +101,7 @@ func allReduceInput(r, i, it int) uint64 { return uint64(r+1)*1_000_003 + uint64
 
 // checkLsaAllReduce runs iters allreduces of count elements with v coops
 // on every rank and checks every rank's sums exactly.
-func checkLsaAllReduce(ds []*DevComm, send, recv []*Window, local []int, count, v, iters int) error {
+func checkLsaAllReduce(ds []*DevComm, send, recv []*Window, count, v, iters int) error {
 	for it := range iters {
 		errs := make(chan error, len(ds))
 		var wg sync.WaitGroup
@@ -155,7 +155,7 @@ func TestLsaAllReduceKernel(t *testing.T) {
 			}
 			send := winT(t, comms, sendBufs, WinCollSymmetric)
 			recv := winT(t, comms, recvBufs, WinCollSymmetric)
-			if err := checkLsaAllReduce(ds, send, recv, nil, count, v, 5); err != nil {
+			if err := checkLsaAllReduce(ds, send, recv, count, v, 5); err != nil {
 				t.Fatal(err)
 			}
 		})

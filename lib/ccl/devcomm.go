@@ -256,7 +256,7 @@ func (d *DevComm) usable() error {
 	return d.c.w.abort.Err()
 }
 
-// waiterFor is a new waiter of local rank r's barrier coop: on a bell
+// waiterFor is a new waiter for a local rank's barrier coop: on a bell
 // when posters of other processes must reach it.
 func (w *world) waiterFor(bell *proto.Bell) *proto.Waiter {
 	var wt *proto.Waiter
