@@ -83,6 +83,8 @@ type world struct {
 	local []*Comm
 	// job links the processes of a world across processes; nil in one.
 	job *job
+	// dev is the device API's state: windows, device communicators (devmeet.go).
+	dev devWorld
 }
 
 // geometry is a protocol's chunking for one element size, computed once.
