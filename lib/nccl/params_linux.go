@@ -28,7 +28,7 @@ var cenv struct {
 	err      error
 	setenv   func(name, value string, overwrite int32) int32
 	unsetenv func(name string) int32
-	getenv   func(name string) uintptr
+	getenv   func(name string) *byte
 }
 
 func loadCEnv() error {
@@ -81,15 +81,15 @@ func LookupParam(name string) (string, bool, error) {
 	if err := loadCEnv(); err != nil {
 		return "", false, err
 	}
-	p := cenv.getenv(name)
-	if p == 0 {
+	p := cenv.getenv(name) // C memory: read it before the next setenv
+	if p == nil {
 		return "", false, nil
 	}
 	n := 0
 	for *(*byte)(unsafe.Add(unsafe.Pointer(p), n)) != 0 {
 		n++
 	}
-	return string(unsafe.Slice((*byte)(unsafe.Pointer(p)), n)), true, nil
+	return string(unsafe.Slice(p, n)), true, nil
 }
 
 // PutParam sets name to value when set is true, else removes it: the
