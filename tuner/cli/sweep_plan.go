@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gccl/gccl/internal/size"
+	"github.com/gccl/gccl/lib/proto"
 	"github.com/gccl/gccl/lib/tuning"
 	"github.com/gccl/gccl/perf"
 	"github.com/gccl/gccl/tuner"
@@ -26,11 +27,13 @@ type block struct {
 	sizes   []int64 // the sizes still to measure
 }
 
-// sweepConfig is one point of the configuration axes; "" / 0 is auto.
+// sweepConfig is one point of the configuration axes; zero values are
+// auto.
 type sweepConfig struct {
-	proto, algo string
-	nch         int
-	buff        int64
+	proto tuning.ProtoReq
+	algo  tuning.AlgoReq
+	nch   int
+	buff  int64
 }
 
 func (c sweepConfig) auto() bool { return c == sweepConfig{} }
@@ -38,20 +41,10 @@ func (c sweepConfig) auto() bool { return c == sweepConfig{} }
 // spec is the configuration as perf's --configs names it (the buffer size
 // goes separately).
 func (c sweepConfig) spec() string {
-	if c.proto == "" && c.algo == "" && c.nch == 0 {
-		return "auto"
+	if c.proto.IsAuto() && c.algo.IsAuto() && c.nch == 0 {
+		return tuning.Auto
 	}
-	or := func(s string) string {
-		if s == "" {
-			return "auto"
-		}
-		return s
-	}
-	ch := "auto"
-	if c.nch > 0 {
-		ch = strconv.Itoa(c.nch)
-	}
-	return or(c.algo) + "/" + or(c.proto) + "/" + ch
+	return tuning.Request{Algo: c.algo, Proto: c.proto, NChannels: c.nch}.String()
 }
 
 // rowSize is the size perf records for a requested size: the data of the
@@ -71,14 +64,8 @@ func (b block) key() tuner.Key {
 	case b.perHost > 0:
 		hosts = (b.nRanks + b.perHost - 1) / b.perHost
 	}
-	or := func(s string) string {
-		if s == "" {
-			return "auto"
-		}
-		return s
-	}
 	return tuner.Key{Shape: tuner.Shape{Coll: b.test.Collective, NRanks: b.nRanks, NHosts: hosts},
-		Algo: or(b.cfg.algo), Proto: or(b.cfg.proto), NCh: b.cfg.nch, BuffSize: b.cfg.buff}
+		Algo: b.cfg.algo.String(), Proto: b.cfg.proto.String(), NCh: b.cfg.nch, BuffSize: b.cfg.buff}
 }
 
 // planSweep expands the axes into runs, each with its full size list.
@@ -118,11 +105,11 @@ func planSweep(colls, ranks, perHost, protos, algos, chans, buffs string, auto b
 	if err != nil {
 		return nil, err
 	}
-	protoList, err := nameList("--proto", protos, []string{"LL", "LL128", "Simple"})
+	protoList, err := reqList("--proto", protos, protoNames(), tuning.ParseProtoReq)
 	if err != nil {
 		return nil, err
 	}
-	algoList, err := nameList("--algo", algos, tuning.AlgoNames())
+	algoList, err := reqList("--algo", algos, tuning.AlgoNames(), tuning.ParseAlgoReq)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +154,7 @@ func planSweep(colls, ranks, perHost, protos, algos, chans, buffs string, auto b
 					}
 					for _, p := range protoList {
 						for _, ch := range chList {
-							if algoOf(a).OnBoard() && (p != "LL" || ch > 1) {
+							if pp, _ := p.Get(); algoOf(a).OnBoard() && (pp != proto.LL || ch > 1) {
 								continue // LL on one channel only
 							}
 							for _, b := range buffList {
@@ -242,31 +229,38 @@ func withoutOneShot(plan []block, algos string, hosts int, backend perf.BackendN
 	return keep, nil
 }
 
-// algoOf is the algorithm a sweep names ("" and "auto": -1, none).
-func algoOf(name string) tuning.Algo {
-	a, err := tuning.ParseAlgo(name)
-	if err != nil {
-		return -1
+// algoOf is the algorithm a sweep forces (auto: -1, none).
+func algoOf(r tuning.AlgoReq) tuning.Algo {
+	if a, ok := r.Get(); ok {
+		return a
 	}
-	return a
+	return -1
 }
 
-func nameList(flag, s string, valid []string) ([]string, error) {
-	if strings.EqualFold(strings.TrimSpace(s), "all") {
-		return valid, nil
+// protoNames are the protocols' names, in proto.Protocol order.
+func protoNames() []string {
+	var names []string
+	for _, p := range proto.All() {
+		names = append(names, p.String())
 	}
-	var out []string
-	for _, f := range splitList(s) {
-		found := ""
-		for _, v := range valid {
-			if strings.EqualFold(f, v) {
-				found = v
-			}
-		}
-		if found == "" {
+	return names
+}
+
+// reqList reads a flag's comma-separated names with parse, each forcing
+// one value ("all": every name in valid). "auto" is not a sweep axis
+// value: --auto runs the stack's own choice.
+func reqList[R interface{ IsAuto() bool }](flag, s string, valid []string, parse func(string) (R, error)) ([]R, error) {
+	names := splitList(s)
+	if strings.EqualFold(strings.TrimSpace(s), "all") {
+		names = valid
+	}
+	var out []R
+	for _, f := range names {
+		r, err := parse(f)
+		if err != nil || r.IsAuto() {
 			return nil, fmt.Errorf("%s: unknown value %q (valid: %s, all)", flag, f, strings.Join(valid, ", "))
 		}
-		out = append(out, found)
+		out = append(out, r)
 	}
 	return out, nil
 }
