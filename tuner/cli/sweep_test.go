@@ -100,7 +100,9 @@ func TestSweepBadInput(t *testing.T) {
 		{[]string{"sweep"}, "--output FILE is required"},
 		{[]string{"sweep", "--output", out, "--colls", "allfoo"}, `unknown collective "allfoo"`},
 		{[]string{"sweep", "--output", out, "--ranks", "0"}, "--ranks"},
-		{[]string{"sweep", "--output", out, "--proto", "LL64"}, `"LL64"`},
+		{[]string{"sweep", "--output", out, "--proto", "LL64"}, `--proto: unknown value "LL64" (valid: LL, LL128, Simple, all)`},
+		{[]string{"sweep", "--output", out, "--proto", "auto"}, `--proto: unknown value "auto"`},
+		{[]string{"sweep", "--output", out, "--algo", "Mesh"}, `--algo: unknown value "Mesh" (valid: Ring, Tree, OneShot, TwoShot, all)`},
 		{[]string{"sweep", "--output", out, "-b", "1M", "-e", "1K"}, "-b <= -e"},
 		{[]string{"sweep", "--output", out, "stray"}, `unexpected argument "stray"`},
 	}
