@@ -374,7 +374,9 @@ func (w *world) ginListener() (*transport.NetListener, error) {
 }
 
 // ginKey names the connection of context ctx from rank src to process pi.
-func ginKey(seq, ctx, src, pi int) string { return fmt.Sprintf("gin-%d-c%d-r%d-p%d", seq, ctx, src, pi) }
+func ginKey(seq, ctx, src, pi int) string {
+	return fmt.Sprintf("gin-%d-c%d-r%d-p%d", seq, ctx, src, pi)
+}
 
 // buildGin makes the GIN of device communicator seq: every local rank's
 // words, its sending proxies and their connections to the other
