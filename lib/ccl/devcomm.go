@@ -229,14 +229,16 @@ func (w *world) devBuild(args map[int]any, blobs [][]byte) (any, error) {
 
 // mapBarriers puts this host's barriers in a segment every process of
 // the host maps (the first to open it creates it zeroed; the last to map
-// it removes its name), n naming it.
+// it removes its name), n and the host naming it (hosts simulated on one
+// machine share its segment directory).
 func (w *world) mapBarriers(set *devSet, n int) error {
 	j := w.job
 	var t *lsaBarriers
-	for _, tt := range set.teams {
-		t = tt // one host: this process's
+	host := 0
+	for h, tt := range set.teams {
+		t, host = tt, h // one host: this process's
 	}
-	seg, err := shm.Open(j.dir, fmt.Sprintf("%s-dev-%d", j.prefix, n), t.bytes(), nil, joinWait(w.set.timeout), w.abort.Aborted)
+	seg, err := shm.Open(j.dir, fmt.Sprintf("%s-dev-%d-h%d", j.prefix, n, host), t.bytes(), nil, joinWait(w.set.timeout), w.abort.Aborted)
 	if err != nil {
 		return fmt.Errorf("mapping the barriers: %w", err)
 	}

@@ -216,6 +216,12 @@ func ginAlltoall(f *ginFix, mode, count, iters int) error {
 		if mode == 4 {
 			remote = n - d.LsaSize
 		}
+		// Signal 0 goes on from the last kernel's count: every signal of
+		// it arrived before its last barrier.
+		base, err := gins[0].ReadSignal(0)
+		if err != nil {
+			return err
+		}
 		for it := range iters {
 			for p := range n {
 				for i := range count {
@@ -239,7 +245,7 @@ func ginAlltoall(f *ginFix, mode, count, iters int) error {
 					return err
 				}
 			}
-			if err := gins[0].WaitSignal(0, uint64(remote*(it+1))); err != nil {
+			if err := gins[0].WaitSignal(0, base+uint64(remote*(it+1))); err != nil {
 				return err
 			}
 			if err := sync(); err != nil {
