@@ -357,7 +357,7 @@ func TestDevBadInputs(t *testing.T) {
 		want string
 	}{
 		{DevCommRequirements{LsaMultimem: true}, "multimem (NVLink SHARP) has no CPU counterpart"},
-		{DevCommRequirements{GinSignalCount: 4}, "GIN across hosts is not built yet"},
+		{DevCommRequirements{GinSignalCount: 4}, "need a GIN context"},
 		{DevCommRequirements{LsaBarrierCount: -1}, "LsaBarrierCount is -1"},
 	} {
 		_, err := c.DevCommCreate(tc.reqs)

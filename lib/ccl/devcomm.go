@@ -2,7 +2,7 @@
 // set of goroutines, each a CTA) needs to load and store the memory of
 // the ranks of its host and to synchronise with them (lsa.go), made from
 // the caller's requirements by a collective call. GIN (one-sided puts and
-// signals across hosts) is not built yet: its requirements are refused.
+// signals through proxies, across hosts too) is in gin.go.
 
 package ccl
 
@@ -36,7 +36,7 @@ type DevCommRequirements struct {
 // (ncclCommQueryProperties' device API part).
 type DevCommProperties struct {
 	DeviceAPISupport bool
-	GinType          string // "none" until GIN exists ("proxy" then)
+	GinType          string // "proxy" when the communicator has GIN contexts, else "none"
 	NLsaTeams        int    // LSA teams (hosts) in the world
 }
 
@@ -45,6 +45,8 @@ type DevComm struct {
 	Rank, NRanks     int // this rank and the world's size
 	LsaRank, LsaSize int // this rank within its LSA team (its host's ranks) and the team's size
 	LsaBarrierCount  int // LSA barriers: valid indices are 0..LsaBarrierCount-1
+	// GIN: contexts, signals, counters and GIN barriers (indices 0..n-1).
+	GinContextCount, GinSignalCount, GinCounterCount, GinBarrierCount int
 
 	c   *Comm
 	set *devSet
@@ -60,6 +62,7 @@ type devSet struct {
 	reqs  DevCommRequirements
 	teams map[int]*lsaBarriers // by host: the LSA teams with a rank in this process
 	seg   *shm.Segment         // across processes: this host's barrier memory; nil in one process
+	gin   *ginSet              // GIN (gin.go); nil without GIN contexts
 	mu    sync.Mutex           // guards refs and closed
 	refs  int                  // the local device communicators not yet destroyed
 	// closed: the segment is unmapped (the last local Destroy); the abort
@@ -74,28 +77,32 @@ func (c *Comm) DevCommCreate(reqs DevCommRequirements) (*DevComm, error) {
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
-	if err := checkReqs(reqs, c.w.nHosts); err != nil {
+	if err := checkReqs(reqs); err != nil {
 		return nil, fmt.Errorf("ccl: DevCommCreate: %w", err)
 	}
 	size, err := lsaLayout(c.w.hostOf)
 	if err != nil {
 		return nil, fmt.Errorf("ccl: DevCommCreate: %w", err)
 	}
-	out, err := c.meet(devOp{kind: "DevCommCreate", prep: devPrep, build: c.w.devBuild}, reqs)
+	out, err := c.meet(devOp{kind: "DevCommCreate", prep: c.w.devPrep, build: c.w.devBuild}, reqs)
 	if err != nil {
 		return nil, err
 	}
 	set := out.(*devSet)
 	host := c.w.hostOf[c.rank]
-	return &DevComm{
+	d := &DevComm{
 		Rank: c.rank, NRanks: c.w.n, LsaRank: c.rank - host*size, LsaSize: size,
 		LsaBarrierCount: set.teams[host].count,
 		c:               c, set: set, lsa: set.teams[host],
-	}, nil
+	}
+	if g := set.gin; g != nil {
+		d.GinContextCount, d.GinSignalCount, d.GinCounterCount, d.GinBarrierCount = g.nCtx, g.nSig, g.nCtr, g.nBar
+	}
+	return d, nil
 }
 
-// checkReqs refuses the requirements a CPU cannot meet, or not yet.
-func checkReqs(r DevCommRequirements, nHosts int) error {
+// checkReqs refuses the requirements a CPU cannot meet.
+func checkReqs(r DevCommRequirements) error {
 	for _, f := range []struct {
 		name string
 		n    int
@@ -108,12 +115,30 @@ func checkReqs(r DevCommRequirements, nHosts int) error {
 	if r.LsaMultimem {
 		return errors.New("LsaMultimem: multimem (NVLink SHARP) has no CPU counterpart: leave it false")
 	}
-	gin := r.GinContextCount > 0 || r.GinSignalCount > 0 || r.GinCounterCount > 0
-	if gin || (nHosts > 1 && max(r.RailGinBarrierCount, r.BarrierCount) > 0) {
-		return fmt.Errorf("GIN (contexts %d, signals %d, counters %d, rail barriers %d over %d hosts): GIN across hosts is not built yet: ask for LSA barriers only",
-			r.GinContextCount, r.GinSignalCount, r.GinCounterCount, max(r.RailGinBarrierCount, r.BarrierCount), nHosts)
+	if r.GinContextCount > maxGinContexts {
+		return fmt.Errorf("GinContextCount is %d: at most %d", r.GinContextCount, maxGinContexts)
+	}
+	for _, f := range []struct {
+		name string
+		n    int
+	}{{"GinSignalCount", r.GinSignalCount}, {"GinCounterCount", r.GinCounterCount}, {"RailGinBarrierCount", r.RailGinBarrierCount}} {
+		if f.n > maxGinIndices {
+			return fmt.Errorf("%s is %d: at most %d", f.name, f.n, maxGinIndices)
+		}
+		if f.n > 0 && r.GinContextCount == 0 {
+			return fmt.Errorf("%s is %d but GinContextCount is 0: GIN signals, counters and barriers need a GIN context (ask for GinContextCount 1 or more)", f.name, f.n)
+		}
 	}
 	return nil
+}
+
+// ginBarrierCount is the GIN barriers requirements ask for (none without
+// a GIN context to carry them).
+func (r DevCommRequirements) ginBarrierCount() int {
+	if r.GinContextCount == 0 {
+		return 0
+	}
+	return max(r.RailGinBarrierCount, r.BarrierCount)
 }
 
 // lsaLayout is the LSA teams' size: every host must hold the same number
@@ -134,8 +159,18 @@ func lsaLayout(hostOf []int) (int, error) {
 // lsaBarrierCount is the LSA barriers requirements ask for.
 func (r DevCommRequirements) lsaBarrierCount() int { return max(r.LsaBarrierCount, r.BarrierCount) }
 
-func devPrep(args map[int]any) ([]byte, error) {
-	return json.Marshal(args[sortedRanks(args)[0]])
+// devPrep is this process's requirements and, with GIN contexts, the
+// address its GIN peers dial.
+func (w *world) devPrep(args map[int]any) ([]byte, error) {
+	b := devBlob{Reqs: args[sortedRanks(args)[0]].(DevCommRequirements)}
+	if b.Reqs.GinContextCount > 0 && checkReqs(b.Reqs) == nil {
+		l, err := w.ginListener()
+		if err != nil {
+			return nil, err
+		}
+		b.GinAddr = l.Addr()
+	}
+	return json.Marshal(b)
 }
 
 // devBuild checks that every rank asks for the same and makes the
@@ -149,8 +184,8 @@ func (w *world) devBuild(args map[int]any, blobs [][]byte) (any, error) {
 		}
 	}
 	for pi, blob := range blobs {
-		var o DevCommRequirements
-		if err := json.Unmarshal(blob, &o); err != nil || o != reqs {
+		var o devBlob
+		if err := json.Unmarshal(blob, &o); err != nil || o.Reqs != reqs {
 			return nil, fmt.Errorf("process %d (ranks %v) asks for %s and this process for %+v: every rank must pass the same requirements",
 				pi, w.job.procs[pi].Ranks, string(blob), reqs)
 		}
@@ -168,11 +203,22 @@ func (w *world) devBuild(args map[int]any, blobs [][]byte) (any, error) {
 	n := w.dev.nDev
 	w.dev.nDev++
 	w.dev.mu.Unlock()
+	if reqs.GinContextCount > 0 {
+		g, err := w.buildGin(reqs, n, blobs)
+		if err != nil {
+			return nil, err
+		}
+		set.gin = g
+	}
 	if count == 0 {
 		return set, nil
 	}
 	if w.hostShared() {
-		return set, w.mapBarriers(set, n)
+		err := w.mapBarriers(set, n)
+		if err != nil && set.gin != nil {
+			set.gin.close()
+		}
+		return set, err
 	}
 	for _, t := range set.teams {
 		t.mem = goMemory(t.bytes())
@@ -183,14 +229,16 @@ func (w *world) devBuild(args map[int]any, blobs [][]byte) (any, error) {
 
 // mapBarriers puts this host's barriers in a segment every process of
 // the host maps (the first to open it creates it zeroed; the last to map
-// it removes its name), n naming it.
+// it removes its name), n and the host naming it (hosts simulated on one
+// machine share its segment directory).
 func (w *world) mapBarriers(set *devSet, n int) error {
 	j := w.job
 	var t *lsaBarriers
-	for _, tt := range set.teams {
-		t = tt // one host: this process's
+	host := 0
+	for h, tt := range set.teams {
+		t, host = tt, h // one host: this process's
 	}
-	seg, err := shm.Open(j.dir, fmt.Sprintf("%s-dev-%d", j.prefix, n), t.bytes(), nil, joinWait(w.set.timeout), w.abort.Aborted)
+	seg, err := shm.Open(j.dir, fmt.Sprintf("%s-dev-%d-h%d", j.prefix, n, host), t.bytes(), nil, joinWait(w.set.timeout), w.abort.Aborted)
 	if err != nil {
 		return fmt.Errorf("mapping the barriers: %w", err)
 	}
@@ -232,6 +280,9 @@ func (d *DevComm) Destroy() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.refs--
+	if s.refs == 0 && s.gin != nil {
+		s.gin.close()
+	}
 	if s.refs == 0 && s.seg != nil {
 		s.closed = true
 		s.seg.Close()
@@ -242,7 +293,11 @@ func (d *DevComm) Destroy() error {
 // QueryProperties reports what the device API offers on this
 // communicator.
 func (d *DevComm) QueryProperties() DevCommProperties {
-	return DevCommProperties{DeviceAPISupport: true, GinType: "none", NLsaTeams: d.NRanks / d.LsaSize}
+	gin := "none"
+	if d.set != nil && d.set.gin != nil {
+		gin = "proxy"
+	}
+	return DevCommProperties{DeviceAPISupport: true, GinType: gin, NLsaTeams: d.NRanks / d.LsaSize}
 }
 
 // usable returns the error that makes a call on d fail.

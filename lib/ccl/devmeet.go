@@ -12,18 +12,22 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/gccl/gccl/lib/transport"
 )
 
 // devWorld is the device API's state of a world in this process.
 type devWorld struct {
-	mu     sync.Mutex          // guards everything below
-	seq    map[int]int         // per local rank: the device collectives it called so far
-	meets  map[int]*meeting    // by seq: the meetings some local rank has reached
-	nWin   int                 // windows registered so far (the next one's index)
-	nAlloc int                 // MemAlloc segments made so far (names them)
-	nDev   int                 // device communicators created so far (names their segments)
-	allocs map[*byte]*memAlloc // MemAlloc's buffers by their first byte
-	closer bool                // a teardown closer for allocs is registered
+	mu     sync.Mutex             // guards everything below
+	seq    map[int]int            // per local rank: the device collectives it called so far
+	meets  map[int]*meeting       // by seq: the meetings some local rank has reached
+	nWin   int                    // windows registered so far (the next one's index)
+	nAlloc int                    // MemAlloc segments made so far (names them)
+	nDev   int                    // device communicators created so far (names their segments)
+	allocs map[*byte]*memAlloc    // MemAlloc's buffers by their first byte
+	closer bool                   // a teardown closer for allocs is registered
+	wins   map[int]*winSet        // the live windows by index (GIN's receiving proxies land puts in them)
+	ginLn  *transport.NetListener // GIN's loopback listener within one host (made on first use)
 }
 
 // meeting is one device collective of the local ranks.

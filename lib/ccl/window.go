@@ -140,6 +140,10 @@ func (w *world) winBuild(args map[int]any, blobs [][]byte) (any, error) {
 	defer w.dev.mu.Unlock()
 	s.index = w.dev.nWin
 	w.dev.nWin++
+	if w.dev.wins == nil {
+		w.dev.wins = map[int]*winSet{}
+	}
+	w.dev.wins[s.index] = s
 	for _, r := range sortedRanks(args) {
 		if al, _ := w.findAllocLocked(s.bufs[r]); al != nil {
 			al.wins++
@@ -244,6 +248,7 @@ func (w *world) winDeregBuild(args map[int]any, blobs [][]byte) (any, error) {
 		al.wins--
 	}
 	s.maps, s.allocs = nil, nil
+	delete(w.dev.wins, s.index)
 	w.dev.mu.Unlock()
 	return nil, nil
 }
