@@ -41,14 +41,14 @@ func lsaReqs(v int) ccl.DevCommRequirements { return ccl.DevCommRequirements{Lsa
 // refused entry with one that has reqs (GIN signals, barriers) and coop.
 var devKernels = map[string]map[int]*devKernel{
 	"allreduce": {
-		1: {impl: "lsa-D1", about: "LSA, element by element (allReduceLsaKernel)", reqs: lsaReqs, lsaWorld: true, coop: lsaCoop(allReduceD1)},
-		2: {impl: "lsa-D2", about: "LSA, vectorised with lib/reduce's SIMD sum (allReduceLsaVectorizedKernel)", reqs: lsaReqs, lsaWorld: true, coop: lsaCoop(allReduceD2)},
+		1: {impl: "lsa-D1", about: "LSA, element by element (allReduceLsaKernel)", reqs: lsaReqs, lsaWorld: true, coop: lsaCoop(nil, allReduceD1)},
+		2: {impl: "lsa-D2", about: "LSA, vectorised with lib/reduce's SIMD sum (allReduceLsaVectorizedKernel)", reqs: lsaReqs, lsaWorld: true, coop: lsaCoop(nil, allReduceD2)},
 		3: {refused: "multimem (NVLink SHARP) has no CPU counterpart"},
 		4: {refused: "multimem (NVLink SHARP) has no CPU counterpart"},
 	},
 	"alltoall": {
-		1: {impl: "lsa-D1", about: "LSA stores, element by element (NvlAlltoAllKernel)", reqs: lsaReqs, lsaWorld: true, coop: lsaCoop(alltoAllD1)},
-		2: {impl: "lsa-D2", about: "LSA stores, bulk copies (NvlAlltoAllKernelOptimized)", reqs: lsaReqs, lsaWorld: true, coop: lsaCoop(alltoAllD2)},
+		1: {impl: "lsa-D1", about: "LSA stores, element by element (NvlAlltoAllKernel)", reqs: lsaReqs, lsaWorld: true, coop: lsaCoop(alltoAllStage, alltoAllD1)},
+		2: {impl: "lsa-D2", about: "LSA stores, bulk copies (NvlAlltoAllKernelOptimized)", reqs: lsaReqs, lsaWorld: true, coop: lsaCoop(alltoAllStage, alltoAllD2)},
 		3: {refused: "GIN (one-sided puts and signals across hosts) is needed and not built yet"},
 		4: {refused: "the hybrid kernel needs GIN (one-sided puts and signals across hosts), not built yet"},
 	},
@@ -155,15 +155,20 @@ type coop struct {
 	srcs  [][]byte         // scratch: one per LSA peer
 	dsts  [][]byte         // scratch: one per LSA peer
 	tmp   []byte           // scratch: a chunk of sums (-D 2)
+	stage []byte           // scratch: in-place alltoall's copy of the coop's range of this rank's blocks
 	kerns [reduce.NumDataTypes]*reduce.Kernel
 }
 
 // lsaCoop wraps a kernel body between the LSA barrier syncs of nccl-tests'
 // kernels: the first (acquire) says every peer's send buffer is written
 // and its recv buffer free, the second (release) that every peer's
-// stores into this rank's recv buffer have landed.
-func lsaCoop(body func(c *coop)) func(c *coop) error {
+// stores into this rank's recv buffer have landed. pre, when set, runs
+// before the first.
+func lsaCoop(pre, body func(c *coop)) func(c *coop) error {
 	return func(c *coop) error {
+		if pre != nil {
+			pre(c)
+		}
 		if err := c.bar.Sync(); err != nil {
 			return err
 		}
@@ -319,52 +324,85 @@ func (c *coop) kernel(dt reduce.DataType) *reduce.Kernel {
 	return c.kerns[dt]
 }
 
-// alltoAllViews fills c.srcs[0] with this rank's send buffer and c.dsts
-// with every peer's recv buffer; it returns the coop's element range of
-// each block.
-func (c *coop) alltoAllViews() (lo, hi int) {
+// alltoAllStage runs before the first barrier: in place (the send and
+// recv windows the same), it copies the coop's range of each of this
+// rank's blocks aside, which the peers' stores are about to overwrite.
+// nccl-tests' kernels run in place without it, the peers' stores racing
+// with the rank's own loads (the result is unchecked there, N/A); here
+// no peer stores into the range before this rank's coop arrives at the
+// barrier, so the copy is whole, and the in-place result is right.
+func alltoAllStage(c *coop) {
 	l := c.l
-	b := l.count * l.dt.Size() * len(c.r.peerRecv)
-	c.peerViews(b, b)
-	c.srcs[0] = c.srcs[c.r.d.LsaRank]
-	return split(l.count, l.dt.Size(), c.k, c.r.v)
+	if !l.inPlace {
+		return
+	}
+	size, n := l.dt.Size(), len(c.r.peerRecv)
+	lo, hi := split(l.count, size, c.k, c.r.v)
+	rl, blk := (hi-lo)*size, l.count*size
+	if cap(c.stage) < n*rl {
+		c.stage = make([]byte, n*rl)
+	}
+	c.stage = c.stage[:n*rl]
+	mine := c.r.peerRecv[c.r.d.LsaRank][l.sendOff:]
+	for p := range n {
+		copy(c.stage[p*rl:(p+1)*rl], mine[p*blk+lo*size:p*blk+hi*size])
+	}
+}
+
+// alltoAllRanges points c.srcs[p] at the coop's range of this rank's
+// block p (in place: its staged copy) and c.dsts[p] at the same range of
+// peer p's recv block for this rank; it returns the range's elements.
+func (c *coop) alltoAllRanges() int {
+	l := c.l
+	size, n := l.dt.Size(), len(c.r.peerRecv)
+	lo, hi := split(l.count, size, c.k, c.r.v)
+	rl, blk := (hi-lo)*size, l.count*size
+	me := c.r.d.LsaRank
+	mine := c.r.peerSend[me][l.sendOff:]
+	for p := range n {
+		if l.inPlace {
+			c.srcs[p] = c.stage[p*rl : (p+1)*rl]
+		} else {
+			c.srcs[p] = mine[p*blk+lo*size : p*blk+hi*size]
+		}
+		at := l.recvOff + me*blk
+		c.dsts[p] = c.r.peerRecv[p][at+lo*size : at+hi*size]
+	}
+	return hi - lo
 }
 
 // alltoAllD1 is NvlAlltoAllKernel: element by element, this rank's block
 // p stored into peer p's recv buffer at this rank's slot.
 func alltoAllD1(c *coop) {
-	lo, hi := c.alltoAllViews()
-	if lo >= hi {
+	elems := c.alltoAllRanges()
+	if elems == 0 {
 		return
 	}
-	l := c.l
 	n := len(c.dsts)
-	dsts := c.ptrs[:n]
+	srcs, dsts := c.ptrs[:n], c.ptrs[n:2*n]
 	for p := range n {
-		dsts[p] = unsafe.Pointer(unsafe.SliceData(c.dsts[p]))
+		srcs[p], dsts[p] = unsafe.Pointer(unsafe.SliceData(c.srcs[p])), unsafe.Pointer(unsafe.SliceData(c.dsts[p]))
 	}
-	src := unsafe.Pointer(unsafe.SliceData(c.srcs[0]))
-	me := c.r.d.LsaRank
-	switch l.dt.Size() {
+	switch c.l.dt.Size() {
 	case 1:
-		storeBlocks[uint8](src, dsts, me, l.count, lo, hi)
+		storeElems[uint8](srcs, dsts, elems)
 	case 2:
-		storeBlocks[uint16](src, dsts, me, l.count, lo, hi)
+		storeElems[uint16](srcs, dsts, elems)
 	case 4:
-		storeBlocks[uint32](src, dsts, me, l.count, lo, hi)
+		storeElems[uint32](srcs, dsts, elems)
 	case 8:
-		storeBlocks[uint64](src, dsts, me, l.count, lo, hi)
+		storeElems[uint64](srcs, dsts, elems)
 	}
 }
 
-// storeBlocks stores elements lo..hi of every block p of src into dsts[p]'s
-// block me (blocks of count elements).
-func storeBlocks[T uint8 | uint16 | uint32 | uint64](src unsafe.Pointer, dsts []unsafe.Pointer, me, count, lo, hi int) {
+// storeElems stores element i of srcs[p] into dsts[p], element by element
+// (i outer, p inner, as nccl-tests' threads), for i below elems: every
+// pointer has at least elems elements (alltoAllRanges sliced them so).
+func storeElems[T uint8 | uint16 | uint32 | uint64](srcs, dsts []unsafe.Pointer, elems int) {
 	size := unsafe.Sizeof(*new(T))
-	at := uintptr(me * count)
-	for i := uintptr(lo); i < uintptr(hi); i++ {
+	for i := uintptr(0); i < uintptr(elems); i++ {
 		for p, d := range dsts {
-			*(*T)(unsafe.Add(d, (at+i)*size)) = *(*T)(unsafe.Add(src, (uintptr(p*count)+i)*size))
+			*(*T)(unsafe.Add(d, i*size)) = *(*T)(unsafe.Add(srcs[p], i*size))
 		}
 	}
 }
@@ -372,11 +410,8 @@ func storeBlocks[T uint8 | uint16 | uint32 | uint64](src unsafe.Pointer, dsts []
 // alltoAllD2 is NvlAlltoAllKernelOptimized: the coop's range of every
 // block in one copy per peer.
 func alltoAllD2(c *coop) {
-	lo, hi := c.alltoAllViews()
-	size := c.l.dt.Size()
-	blk := c.l.count * size
-	at := c.r.d.LsaRank * blk
+	c.alltoAllRanges()
 	for p, d := range c.dsts {
-		copy(d[at+lo*size:at+hi*size], c.srcs[0][p*blk+lo*size:p*blk+hi*size])
+		copy(d, c.srcs[p])
 	}
 }

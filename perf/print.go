@@ -95,6 +95,9 @@ func (e *engine) record(rc RunConfig, p point, inPlace bool, m measurement, algB
 	} else if r.ChosenBuff == 0 {
 		r.ChosenBuff = 4 << 20 // NCCL's
 	}
+	if e.dev != nil {
+		r.ChosenBuff = 0 // no buffers of the stack's: the kernel stores into the windows
+	}
 	if m.iter != nil {
 		r.MedianUs, r.MinUs, r.MaxUs, r.P99Us = m.iter.medUs, m.iter.minUs, m.iter.maxUs, m.iter.p99Us
 		r.IterTimesUs = toNanosecond(m.iters)
