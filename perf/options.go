@@ -357,7 +357,7 @@ func (o *Options) validate() error {
 		o.notes = append(o.notes, "-y/--stream_null ignored: the embedded backend has one stream per communicator")
 	}
 	if o.Register == 1 {
-		o.notes = append(o.notes, "-R/--local_register 1 ignored: embedded buffers need no local registration (-R 2 registers symmetric windows)")
+		o.notes = append(o.notes, "-R/--local_register ignored: embedded buffers need no local registration (-R 1); -R 2 registers symmetric windows")
 	}
 	if o.DeviceCTAs != 16 && o.DeviceImpl == 0 {
 		o.notes = append(o.notes, "-V/--device_cta_count ignored: it sizes the device kernels of -D")
