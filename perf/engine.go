@@ -90,6 +90,11 @@ type runner struct {
 	// closed by the goroutine that drives the runner, the only one that
 	// touches the slice.
 	workers []chan func()
+	// syms are the ranks' symmetric windows (-R 2 on the embedded
+	// backend), devs their device streams (-D): nil otherwise. comms then
+	// holds devs, whose calls launch the kernel.
+	syms []*symRank
+	devs []*devRank
 }
 
 // ThreadBound is implemented by backends whose calls must stay on one OS
@@ -131,14 +136,21 @@ func (r *runner) worker(th int) chan<- func() {
 	return r.workers[th]
 }
 
-// close stops the workers.
-func (r *runner) close() {
+// close stops the workers and the device streams, and releases the
+// windows: collectively when healthy (the run went well), else only what
+// this process holds.
+func (r *runner) close(healthy bool) error {
 	for _, ch := range r.workers {
 		if ch != nil {
 			close(ch)
 		}
 	}
 	r.workers = nil
+	closeDevRanks(r.devs)
+	r.devs = nil
+	err := releaseSymmetric(r.syms, healthy)
+	r.syms = nil
+	return err
 }
 
 // newRunner drives comms, this process's ranks of a run of total.
@@ -161,7 +173,25 @@ func (e *engine) newRunner(comms []Comm) (*runner, error) {
 	if mirrored {
 		_, mirrored = comms[0].(mirrorComm)
 	}
-	r.bufs = allocBuffers(len(comms), e.o.MaxBytes, e.o.Unalign, !mirrored, e.o.Check > 0 || e.o.CheckTimed, e.o.Bitwise > 0)
+	if e.be.Name() == BackendEmbedded && e.o.Register == 2 {
+		var err error
+		if r.syms, err = symmetricBuffers(comms, bufBytes(e.o.MaxBytes, e.o.Unalign)); err != nil {
+			r.close(false)
+			return nil, fmt.Errorf("-R 2: %w", err)
+		}
+	}
+	r.bufs = allocBuffers(len(comms), e.o.MaxBytes, e.o.Unalign, !mirrored, e.o.Check > 0 || e.o.CheckTimed, e.o.Bitwise > 0, r.syms)
+	if e.dev != nil {
+		devs, err := newDevRanks(comms, r.syms, e.dev, e.o.DeviceCTAs)
+		if err != nil {
+			r.close(false)
+			return nil, fmt.Errorf("-D %d: %w", e.o.DeviceImpl, err)
+		}
+		r.devs, r.comms = devs, make([]Comm, len(devs))
+		for i, d := range devs {
+			r.comms[i] = d
+		}
+	}
 	for th := 0; th < e.o.Threads && len(comms) > 0; th++ {
 		if cs := r.threadComms(th); threadGroups(cs) {
 			if s, ok := cs[0].(threadGroupSharer); ok {
@@ -184,14 +214,22 @@ func (r *runner) n() int { return r.total }
 // views returns rank's send and recv slices for a call of param elements at
 // rotation slot shift (bytes), out of place or in place.
 func (r *runner) views(rank int, p *point, inPlace bool, shift int) (send, recv []byte) {
-	b := p.param * p.dt.Size()
-	sendLen, recvLen := p.sendLen, p.recvLen
+	sendOff, recvOff := r.viewOffsets(rank, p, inPlace, shift)
 	rb := r.bufs[rank-r.base]
 	if inPlace {
-		base := rb.recv[shift:]
-		return base[rank*r.t.sendInPlace*b:][:sendLen], base[rank*r.t.recvInPlace*b:][:recvLen]
+		return rb.recv[sendOff:][:p.sendLen], rb.recv[recvOff:][:p.recvLen]
 	}
-	return rb.send[shift:][:sendLen], rb.recv[shift:][:recvLen]
+	return rb.send[sendOff:][:p.sendLen], rb.recv[recvOff:][:p.recvLen]
+}
+
+// viewOffsets are where views' slices start: in the send and the recv
+// buffer out of place, both in the recv buffer in place.
+func (r *runner) viewOffsets(rank int, p *point, inPlace bool, shift int) (sendOff, recvOff int) {
+	if !inPlace {
+		return shift, shift
+	}
+	b := p.param * p.dt.Size()
+	return shift + rank*r.t.sendInPlace*b, shift + rank*r.t.recvInPlace*b
 }
 
 // slotBytes is the span one call occupies, for rotation.
@@ -220,6 +258,10 @@ func (r *runner) unalignBytes(p *point) int { return r.o.Unalign * p.dt.Size() }
 // call runs one operation on rank at rotation iteration iter.
 func (r *runner) call(c Comm, p *point, inPlace bool, iter int) error {
 	shift := r.slotShift(p, iter%r.slots(p))
+	if d, ok := c.(*devRank); ok {
+		sendOff, recvOff := r.viewOffsets(c.Rank(), p, inPlace, shift)
+		return d.launch(devLaunch{sendOff: sendOff, recvOff: recvOff, inPlace: inPlace, count: p.param, dt: p.dt})
+	}
 	send, recv := r.views(c.Rank(), p, inPlace, shift)
 	op := ccl.RedOp{Op: p.op}
 	if p.op == reduce.PreMulSum {

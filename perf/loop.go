@@ -37,7 +37,7 @@ func (e *engine) runConfigs(configs []RunConfig, sizes []int64, ops []reduce.Op,
 }
 
 // runConfig runs every cycle, type, op, root and size of one configuration.
-func (e *engine) runConfig(rc RunConfig, sizes []int64, ops []reduce.Op, roots []int, label bool) (int, error) {
+func (e *engine) runConfig(rc RunConfig, sizes []int64, ops []reduce.Op, roots []int, label bool) (code int, err error) {
 	o := e.o
 	comms, err := e.be.Init(e.n, rc)
 	if err != nil {
@@ -50,9 +50,13 @@ func (e *engine) runConfig(rc RunConfig, sizes []int64, ops []reduce.Op, roots [
 	}()
 	r, err := e.newRunner(comms)
 	if err != nil {
-		return exitInternal, err
+		return exitCode(err), err
 	}
-	defer r.close()
+	defer func() {
+		if cerr := r.close(err == nil); cerr != nil && err == nil {
+			code, err = exitStack, fmt.Errorf("releasing the windows: %w", cerr)
+		}
+	}()
 	if err := e.warmUp(r, sizes, ops, roots, nil); err != nil {
 		return exitCode(err), err
 	}
@@ -108,7 +112,7 @@ func (e *engine) eachPoint(sizes []int64, ops []reduce.Op, roots []int, f func(p
 // each size (runner.measureInterleaved). Records go out as each size is
 // done; the table of each configuration prints at the end, as runConfig's
 // would.
-func (e *engine) runInterleaved(configs []RunConfig, sizes []int64, ops []reduce.Op, roots []int, label bool) (int, error) {
+func (e *engine) runInterleaved(configs []RunConfig, sizes []int64, ops []reduce.Op, roots []int, label bool) (code int, err error) {
 	o := e.o
 	start := configs[0]
 	start.Proto, start.Algo, start.NChannels = tuning.ProtoReq{}, tuning.AlgoReq{}, 0
@@ -129,9 +133,13 @@ func (e *engine) runInterleaved(configs []RunConfig, sizes []int64, ops []reduce
 	}()
 	r, err := e.newRunner(comms)
 	if err != nil {
-		return exitInternal, err
+		return exitCode(err), err
 	}
-	defer r.close()
+	defer func() {
+		if cerr := r.close(err == nil); cerr != nil && err == nil {
+			code, err = exitStack, fmt.Errorf("releasing the windows: %w", cerr)
+		}
+	}()
 	if err := e.warmUp(r, sizes, ops, roots, forces); err != nil {
 		return exitCode(err), err
 	}

@@ -86,6 +86,11 @@ func run(t *Test, be Backend, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: %v\n", t.Prog, err)
 		return exitInvalidUsage
 	}
+	dev, err := o.fitDevice(t.Collective)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", t.Prog, err)
+		return exitInvalidUsage
+	}
 	if o.NP > 0 {
 		return launchProcesses(t, o, args, stdout, stderr)
 	}
@@ -116,7 +121,7 @@ func run(t *Test, be Backend, args []string, stdout, stderr io.Writer) int {
 		eb.cfg = o.stackConfig()
 		be = eb
 	}
-	e := &engine{t: t, o: o, be: be, out: stdout, errw: stderr, started: time.Now(), env: o.recordEnv(), job: j, probeBytes: probeMax, intr: intr}
+	e := &engine{t: t, o: o, be: be, dev: dev, out: stdout, errw: stderr, started: time.Now(), env: o.recordEnv(), job: j, probeBytes: probeMax, intr: intr}
 	if j != nil && j.proc != 0 {
 		// Process 0 prints the table and writes the files; the others
 		// report only their errors.
@@ -171,6 +176,7 @@ type engine struct {
 	refCopy float64
 	prog    *progress
 
+	dev      *devKernel        // the -D kernel; nil: the stack's collective
 	job      *job              // this process's place in a run of several, or nil
 	devices  []string          // "# Using devices" lines of every process's ranks
 	intr     *interrupts       // Ctrl-C and SIGTERM (interrupt.go); nil in some tests
@@ -320,11 +326,16 @@ func (e *engine) points() int64 {
 // only stage the checks' data, and touching 8 GiB for -g 4 -e 1G took
 // seconds a run). A run that checks gets a buffer of expected values as
 // large, and one of -K a reference buffer (rankBuffers counts them all).
-func allocBuffers(n int, maxBytes int64, unalign int, touch, expect, ref bool) []rankBufs {
-	size := int(maxBytes) + unalign*8 + 64
+// With syms (-R 2), the send and recv buffers are the ranks' windows.
+func allocBuffers(n int, maxBytes int64, unalign int, touch, expect, ref bool, syms []*symRank) []rankBufs {
+	size := bufBytes(maxBytes, unalign)
 	bufs := make([]rankBufs, n)
 	for i := range bufs {
-		bufs[i] = rankBufs{send: make([]byte, size), recv: make([]byte, size)}
+		if syms != nil {
+			bufs[i] = rankBufs{send: syms[i].send, recv: syms[i].recv}
+		} else {
+			bufs[i] = rankBufs{send: make([]byte, size), recv: make([]byte, size)}
+		}
 		if touch {
 			prefault(bufs[i].send)
 			prefault(bufs[i].recv)
@@ -338,6 +349,10 @@ func allocBuffers(n int, maxBytes int64, unalign int, touch, expect, ref bool) [
 	}
 	return bufs
 }
+
+// bufBytes is the size of each send and recv buffer: the largest size,
+// the -u offset and room to spare.
+func bufBytes(maxBytes int64, unalign int) int { return int(maxBytes) + unalign*8 + 64 }
 
 // exitCode maps an error from the stack to nccl-tests' result codes.
 func exitCode(err error) int {

@@ -135,7 +135,7 @@ func fakeRunner(tb testing.TB, t *Test, g int, size int64, extra ...string) (*ru
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(r.close)
+	tb.Cleanup(func() { r.close(true) })
 	return r, newPoint(t, size, reduce.Float32, reduce.Sum, 0, g)
 }
 

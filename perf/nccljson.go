@@ -30,6 +30,9 @@ func (j *ncclJSON) finish() error {
 	hdr.StartTime = j.started
 	hdr.Env = o.recordEnv()
 	hdr.GCCL = &results.NCCLRunConfig{Algorithm: j.rc.Algo.String(), Protocol: j.rc.Proto.String(), Channels: j.rc.NChannels, BuffSize: j.rc.BuffSize}
+	if len(j.recs) > 0 {
+		hdr.GCCL.DeviceImpl, hdr.GCCL.DeviceCTAs = j.recs[0].DeviceImpl, j.recs[0].DeviceCTAs
+	}
 	c := &hdr.Config
 	c.NThreads, c.NGPUs = o.Threads, o.RanksPerThread
 	c.MinBytes, c.MaxBytes = o.MinBytes, o.MaxBytes

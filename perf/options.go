@@ -170,9 +170,9 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	fs.IntVar(&o.MemReport, "memory", 0, "same as --memory_report (recent nccl-tests' spelling)")
 	fs.IntVarP(&o.CPUTime, "report_cputime", "C", 0, "report the host time up to the last enqueue (nccl-tests' cputime: the final wait not counted) in the time column, labelled cputime (0/1)")
 	fs.IntVarP(&o.Graph, "cudagraph", "G", 0, "capture the -n iterations into a CUDA graph and launch it this many times (--backend nccl)")
-	fs.IntVarP(&o.Register, "local_register", "R", 0, "buffer registration: 0 none, 1 local (ncclCommRegister), 2 symmetric (ncclCommWindowRegister) (--backend nccl)")
-	fs.IntVarP(&o.DeviceImpl, "device_implementation", "D", 0, "device implementation (nccl-tests' own kernels; not available here)")
-	fs.IntVarP(&o.DeviceCTAs, "device_cta_count", "V", 16, "device CTA count (GPU only)")
+	fs.IntVarP(&o.Register, "local_register", "R", 0, "buffer registration: 0 none, 1 local (ncclCommRegister, --backend nccl), 2 symmetric windows (ncclMemAlloc + ncclCommWindowRegister; embedded: Comm.MemAlloc + WindowRegister)")
+	fs.IntVarP(&o.DeviceImpl, "device_implementation", "D", 0, "device implementation: nccl-tests' own kernels through the device API instead of the collective (embedded backend, needs -R 2): all_reduce 1 (LSA) or 2 (LSA, vectorised), alltoall 1 (LSA) or 2 (LSA, bulk copies)")
+	fs.IntVarP(&o.DeviceCTAs, "device_cta_count", "V", 16, "device CTA count: the -D kernel's coops (goroutines) per rank, 1 to 128")
 	fs.IntVarP(&o.CTAPolicy, "cta_policy", "x", -1, "CTA policy (GPU only)")
 	fs.StringVar(&protos, "proto", "", "sweep protocols: LL,LL128,Simple or all")
 	fs.StringVar(&algos, "algo", "", "sweep algorithms: Ring, Tree (allreduce only), OneShot (LL, one channel), TwoShot (allreduce only, LL, one channel) or all (those the collective has)")
@@ -350,17 +350,17 @@ func (o *Options) validate() error {
 	if o.Graph > 0 {
 		return usagef("-G/--cudagraph %d needs CUDA graphs; the embedded backend has none (use -G 0)", o.Graph)
 	}
-	if o.DeviceImpl > 0 {
-		return usagef("-D/--device_implementation %d needs NCCL's device API; the embedded backend has none (use -D 0)", o.DeviceImpl)
+	if err := o.validateDevice(); err != nil {
+		return err
 	}
 	if o.StreamNull != 0 {
 		o.notes = append(o.notes, "-y/--stream_null ignored: the embedded backend has one stream per communicator")
 	}
-	if o.Register != 0 {
-		o.notes = append(o.notes, "-R/--local_register ignored: embedded buffers need no registration")
+	if o.Register == 1 {
+		o.notes = append(o.notes, "-R/--local_register ignored: embedded buffers need no local registration (-R 1); -R 2 registers symmetric windows")
 	}
-	if o.DeviceCTAs != 16 {
-		o.notes = append(o.notes, "-V/--device_cta_count ignored: no device implementation on the embedded backend")
+	if o.DeviceCTAs != 16 && o.DeviceImpl == 0 {
+		o.notes = append(o.notes, "-V/--device_cta_count ignored: it sizes the device kernels of -D")
 	}
 	if o.CTAPolicy != -1 {
 		o.notes = append(o.notes, "-x/--cta_policy ignored: channels play the role of CTAs; use --nchannels")
@@ -394,7 +394,7 @@ func (o *Options) validateNCCL() error {
 	case o.Register < 0 || o.Register > 2:
 		return usagef("invalid -R/--local_register %d: want 0 (none), 1 (local, ncclCommRegister) or 2 (symmetric, ncclCommWindowRegister)", o.Register)
 	case o.DeviceImpl != 0:
-		return usagef("-D/--device_implementation %d runs nccl-tests' own device kernels (NCCL's device API), which gccl does not build: use -D 0", o.DeviceImpl)
+		return usagef("-D/--device_implementation %d runs nccl-tests' own device kernels (NCCL's device API), which would need CUDA kernels gccl does not build: use -D 0 here, or the embedded backend, where -R 2 -D 1/2 run them as goroutines", o.DeviceImpl)
 	case o.Interleave:
 		return usagef("--interleave needs a backend whose ranks switch configurations per operation; NCCL fixes them per communicator: drop --interleave")
 	case len(o.BuffSizes) > 1:

@@ -245,7 +245,7 @@ func TestUsageErrors(t *testing.T) {
 		{Reduce, []string{"-g", "3", "-r", "-2"}, []string{"-r/--root", `"-2"`, "from 0 to 2"}},
 		{Gather, []string{"-r", "abc"}, []string{"-r/--root", `"abc"`}},
 		{AllReduce, []string{"-G", "1"}, []string{"-G/--cudagraph", "use -G 0"}},
-		{AllReduce, []string{"-D", "1"}, []string{"-D/--device_implementation", "use -D 0"}},
+		{AllReduce, []string{"-D", "1"}, []string{"-D/--device_implementation", "needs -R 2"}},
 		{AllReduce, []string{"--bogus"}, []string{"unknown flag: --bogus"}},
 		{AllReduce, []string{"-Q", "1"}, []string{"unknown shorthand flag: 'Q'"}},
 		{AllReduce, []string{"stray"}, []string{`unexpected argument "stray"`}},

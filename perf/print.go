@@ -80,6 +80,11 @@ func (e *engine) record(rc RunConfig, p point, inPlace bool, m measurement, algB
 	if v, ok := e.be.(versioned); ok {
 		r.NCCLVersion, r.CUDAVersion, _ = v.Versions()
 		r.GraphLaunches, r.Register = e.o.Graph, e.o.Register
+	} else if e.o.Register == 2 {
+		r.Register = 2 // symmetric windows
+	}
+	if e.dev != nil {
+		r.DeviceImpl, r.DeviceCTAs = e.dev.impl, e.o.DeviceCTAs
 	}
 	r.ChosenBuff = rc.BuffSize
 	if r.ChosenBuff == 0 && e.be.Name() == BackendEmbedded {
@@ -89,6 +94,9 @@ func (e *engine) record(rc RunConfig, p point, inPlace bool, m measurement, algB
 		}
 	} else if r.ChosenBuff == 0 {
 		r.ChosenBuff = 4 << 20 // NCCL's
+	}
+	if e.dev != nil {
+		r.ChosenBuff = 0 // no buffers of the stack's: the kernel stores into the windows
 	}
 	if m.iter != nil {
 		r.MedianUs, r.MinUs, r.MaxUs, r.P99Us = m.iter.medUs, m.iter.minUs, m.iter.maxUs, m.iter.p99Us
@@ -139,6 +147,11 @@ func (e *engine) printHeader() {
 	}
 	if o.CheckTimed {
 		fmt.Fprintln(e.out, "# Check Timed: every timed iteration is verified (clock paused while checking; no buffer rotation)")
+	}
+	if e.dev != nil {
+		fmt.Fprintf(e.out, "# Device implementation: -D %d %s: %s, %d coops per rank (-V), buffers in symmetric windows (-R 2)\n", o.DeviceImpl, e.dev.impl, e.dev.about, o.DeviceCTAs)
+	} else if o.Register == 2 && e.be.Name() == BackendEmbedded {
+		fmt.Fprintln(e.out, "# Buffers: symmetric windows (-R 2: Comm.MemAlloc and WindowRegister on every rank)")
 	}
 	for _, n := range o.notes {
 		fmt.Fprintf(e.out, "# Note: %s\n", n)

@@ -40,6 +40,8 @@ func rec(coll string, size int64, placement string) Record {
 		ChosenBuff:  4 << 20,
 		ChosenBy:    "model",
 		PredictedUs: 12.5,
+		DeviceImpl:  "lsa-D2",
+		DeviceCTAs:  16,
 		Placement:   placement,
 		Size:        size,
 		Count:       size / 4,

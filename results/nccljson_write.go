@@ -30,6 +30,9 @@ type NCCLRunConfig struct {
 	Protocol  string `json:"protocol"`
 	Channels  int    `json:"channels"`
 	BuffSize  int64  `json:"buffsize"`
+	// DeviceImpl and DeviceCTAs are Record's: the -D kernel and its -V.
+	DeviceImpl string `json:"device_impl,omitempty"`
+	DeviceCTAs int    `json:"device_ctas,omitempty"`
 }
 
 // NCCLConfig is the "config" object: the sweep and how it ran.

@@ -34,8 +34,9 @@ type Record struct {
 	// loaded ("2.28.9", "13.0").
 	NCCLVersion string `json:"nccl_version,omitempty"`
 	CUDAVersion string `json:"cuda_version,omitempty"`
-	// GraphLaunches is -G (CUDA graph launches per measurement), Register
-	// -R (1 local, 2 symmetric buffer registration): NCCL backend only.
+	// GraphLaunches is -G (CUDA graph launches per measurement): NCCL
+	// backend only. Register is -R (1 local, 2 symmetric buffer
+	// registration); on the embedded backend only 2 (symmetric windows).
 	GraphLaunches int    `json:"graph_launches,omitempty"`
 	Register      int    `json:"register,omitempty"`
 	Source        string `json:"source,omitempty"` // file:line an imported record came from
@@ -69,6 +70,11 @@ type Record struct {
 	ChosenBy string `json:"chosen_by,omitempty"`
 	// PredictedUs is the stack's cost-model time for the chosen config.
 	PredictedUs float64 `json:"predicted_us,omitempty"`
+	// DeviceImpl names the device kernel that ran instead of the stack's
+	// collective (perf -D on the embedded backend: "lsa-D1", "lsa-D2"),
+	// DeviceCTAs its coops per rank (-V); empty and 0 for the collective.
+	DeviceImpl string `json:"device_impl,omitempty"`
+	DeviceCTAs int    `json:"device_ctas,omitempty"`
 
 	// The measurement.
 	Placement  string  `json:"placement"` // OutOfPlace or InPlace

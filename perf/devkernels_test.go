@@ -1,0 +1,242 @@
+package perf
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gccl/gccl/lib/reduce"
+	"github.com/gccl/gccl/results"
+)
+
+// devSizes exercise the coops' split: empty and one-element calls, counts
+// that leave some coops nothing, and ones that are not a whole number of
+// cache lines, chunks or coops.
+var devSizes = []string{"--sizes", "8,40,1000,12K,100K", "-n", "2", "-w", "1", "-c", "1"}
+
+// checkDevRows checks a -D run: exit 0, its header line, and every row
+// checked with 0 wrong out of place (and in place for allreduce; N/A for
+// alltoall, as nccl-tests).
+func checkDevRows(t *testing.T, tt *Test, r result, impl string, nRows int) {
+	t.Helper()
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "# Device implementation: ") || !strings.Contains(r.stdout, " "+impl+": ") {
+		t.Errorf("no device implementation line naming %s:\n%s", impl, r.stdout)
+	}
+	if !hasLine(r.stdout, "# Out of bounds values : 0 OK") {
+		t.Errorf("wrong elements:\n%s", r.stdout)
+	}
+	rows := dataRows(r.stdout)
+	if len(rows) != nRows {
+		t.Fatalf("%d rows, want %d:\n%s", len(rows), nRows, r.stdout)
+	}
+	inPlace := "0"
+	if tt.naInPlace {
+		inPlace = "N/A"
+	}
+	for _, row := range rows {
+		f := strings.Fields(row)
+		per := (len(f) - 5) / 2 // time, algbw, busbw, #wrong (and -K's bit differences)
+		if (len(f) != 13 && len(f) != 15) || f[8] != "0" || f[5+per+3] != inPlace {
+			t.Errorf("row %q: want #wrong 0 out of place and %s in place", row, inPlace)
+		}
+	}
+}
+
+// TestDeviceKernels is the correctness matrix: allreduce and alltoall,
+// -D 1 and 2, 1 to 8 ranks in one process, 1, 3 and 16 coops, each case
+// on two types (every type over the matrix), every element checked.
+// -short runs one coop count per rank count, in turn (each run costs the
+// harness's fixed ~0.7 s).
+func TestDeviceKernels(t *testing.T) {
+	cleanBwEnv(t)
+	types := reduce.AllDataTypes()
+	i := 0
+	// In place, alltoall's kernels stage the rank's own blocks first
+	// (alltoAllStage): its result is right, so it is checked here too
+	// (alltoall_perf reports N/A in place, as nccl-tests).
+	checked := *AlltoAll
+	checked.naInPlace = false
+	for _, tt := range []*Test{AllReduce, &checked} {
+		for _, d := range []int{1, 2} {
+			for j, n := range []int{1, 2, 3, 5, 8} {
+				vs := []int{1, 3, 16}
+				if testing.Short() {
+					vs = vs[(j+d)%3 : (j+d)%3+1]
+				}
+				for _, v := range vs {
+					dts := types[i%len(types)].String() + "," + types[(i+3)%len(types)].String()
+					i++
+					t.Run(fmt.Sprintf("%s/D%d/n%d/V%d/%s", tt.Collective, d, n, v, dts), func(t *testing.T) {
+						r := runPerf(t, tt, args(devSizes, []string{"-R", "2", "-D", strconv.Itoa(d), "-V", strconv.Itoa(v), "-g", strconv.Itoa(n), "-d", dts})...)
+						checkDevRows(t, tt, r, fmt.Sprintf("lsa-D%d", d), 2*5)
+					})
+				}
+			}
+		}
+	}
+}
+
+// TestDeviceKernelsVariants: ranks on several threads (-t), -m 2, -u 1
+// (the windows' offsets off the element's natural alignment of a cache
+// line), --check-timed and -K: each still 0 wrong.
+func TestDeviceKernelsVariants(t *testing.T) {
+	cleanBwEnv(t)
+	for _, extra := range [][]string{
+		{"-t", "3", "-g", "1"},
+		{"-g", "4", "-m", "2"},
+		{"-g", "3", "-u", "1"},
+		{"-g", "3", "--check-timed"},
+		{"-g", "2", "-K", "1"},
+	} {
+		for _, tt := range []*Test{AllReduce, AlltoAll} {
+			t.Run(tt.Collective+"/"+strings.Join(extra, " "), func(t *testing.T) {
+				r := runPerf(t, tt, args(devSizes, []string{"-R", "2", "-D", "2", "-V", "4", "-d", "int32"}, extra)...)
+				checkDevRows(t, tt, r, "lsa-D2", 5)
+			})
+		}
+	}
+}
+
+// TestDeviceKernelCheckBites: a kernel that stores nothing is caught by
+// the check (the outputs are poisoned before it runs): the matrix's 0
+// wrong means the kernels wrote every element.
+func TestDeviceKernelCheckBites(t *testing.T) {
+	cleanBwEnv(t)
+	for _, coll := range []*Test{AllReduce, AlltoAll} {
+		t.Run(coll.Collective, func(t *testing.T) {
+			k := devKernels[coll.Collective][1]
+			saved := *k
+			t.Cleanup(func() { *k = saved })
+			k.coop = lsaCoop(nil, func(c *coop) {})
+			r := runPerf(t, coll, "-R", "2", "-D", "1", "-V", "2", "-g", "3", "-b", "1K", "-e", "1K", "-n", "1", "-w", "0")
+			if r.code != exitDataError || !strings.Contains(r.stdout, "Out of bounds values") || strings.Contains(r.stdout, "values : 0 OK") {
+				t.Errorf("a kernel that stores nothing: exit %d, want %d and wrong elements:\n%s%s", r.code, exitDataError, r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+// TestDeviceFlagErrors: every combination -D cannot run gets exit 6 and
+// a message naming the problem and what would be valid.
+func TestDeviceFlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		tt   *Test
+		args []string
+		want []string
+	}{
+		{AllReduce, []string{"-D", "1"}, []string{"-D/--device_implementation 1 needs -R 2", "symmetric windows"}},
+		{AllReduce, []string{"-R", "1", "-D", "2"}, []string{"needs -R 2"}},
+		{AllReduce, []string{"-R", "3"}, []string{"invalid -R/--local_register 3", "2 (symmetric windows)"}},
+		{AllReduce, []string{"-R", "2", "-D", "5"}, []string{"invalid -D/--device_implementation 5", "1 to 4"}},
+		{AllReduce, []string{"-R", "2", "-D", "3"}, []string{"multimem (NVLink SHARP) has no CPU counterpart", "use -D 1 or 2"}},
+		{AllReduce, []string{"-R", "2", "-D", "4"}, []string{"multimem (NVLink SHARP) has no CPU counterpart"}},
+		{AlltoAll, []string{"-R", "2", "-D", "3"}, []string{"GIN", "not built yet", "use -D 1 or 2"}},
+		{AlltoAll, []string{"-R", "2", "-D", "4"}, []string{"GIN", "not built yet"}},
+		{AllGather, []string{"-R", "2", "-D", "1"}, []string{"allgather has no device kernel", "allreduce (-D 1, 2) and alltoall (-D 1, 2)"}},
+		{Broadcast, []string{"-R", "2", "-D", "2"}, []string{"broadcast has no device kernel"}},
+		{AllReduce, []string{"-R", "2", "-D", "1", "-o", "prod"}, []string{"sums only", "-o prod", "use -o sum"}},
+		{AllReduce, []string{"-R", "2", "-D", "1", "-o", "all"}, []string{"sums only"}},
+		{AllReduce, []string{"-R", "2", "-D", "1", "-V", "0"}, []string{"invalid -V/--device_cta_count 0", "1 to 128"}},
+		{AllReduce, []string{"-R", "2", "-D", "1", "-V", "129"}, []string{"invalid -V/--device_cta_count 129"}},
+		{AllReduce, []string{"-R", "2", "-D", "1", "--algo", "Ring"}, []string{"choose nothing there"}},
+		{AllReduce, []string{"-R", "2", "-D", "2", "--interleave"}, []string{"choose nothing there"}},
+		{AllReduce, []string{"-R", "2", "-D", "1", "-g", "4", "--ranks-per-host", "2"}, []string{"one LSA team (one host)", "2 hosts"}},
+		{AlltoAll, []string{"-R", "2", "-D", "2", "--np", "4", "--hosts", "2"}, []string{"one LSA team (one host)", "2 hosts"}},
+		{AllReduce, []string{"--backend", "nccl", "-R", "2", "-D", "1"}, []string{"CUDA kernels gccl does not build", "embedded backend"}},
+	} {
+		t.Run(tc.tt.Collective+" "+strings.Join(tc.args, " "), func(t *testing.T) {
+			r := runPerf(t, tc.tt, append(tc.args, "-b", "8", "-e", "8")...)
+			if r.code != exitInvalidUsage {
+				t.Fatalf("exit %d, want %d\n%s%s", r.code, exitInvalidUsage, r.stdout, r.stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("stderr %q lacks %q", r.stderr, w)
+				}
+			}
+		})
+	}
+}
+
+// TestDeviceRecords: the records and nccl-tests' JSON say which kernel
+// ran and with how many coops; -R 2 alone runs the stack's collective on
+// symmetric windows, and says so.
+func TestDeviceRecords(t *testing.T) {
+	cleanBwEnv(t)
+	dir := t.TempDir()
+	out, js := filepath.Join(dir, "r.jsonl"), filepath.Join(dir, "r.json")
+	r := runPerf(t, AllReduce, "-R", "2", "-D", "2", "-V", "5", "-g", "2", "-b", "64", "-e", "1K", "-f", "4", "-n", "1", "-w", "0", "--out", out, "-J", js)
+	checkDevRows(t, AllReduce, r, "lsa-D2", 3)
+	recs, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 6 {
+		t.Fatalf("%d records, want 6", len(recs))
+	}
+	for _, rec := range recs {
+		if rec.DeviceImpl != "lsa-D2" || rec.DeviceCTAs != 5 || rec.Register != 2 || rec.ChosenAlgo != "" {
+			t.Errorf("record says device_impl %q, device_ctas %d, register %d, chosen_algo %q; want lsa-D2, 5, 2 and none", rec.DeviceImpl, rec.DeviceCTAs, rec.Register, rec.ChosenAlgo)
+		}
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		GCCL results.NCCLRunConfig `json:"gccl_config"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil || doc.GCCL.DeviceImpl != "lsa-D2" || doc.GCCL.DeviceCTAs != 5 {
+		t.Errorf("-J's gccl_config: %+v (%v), want device_impl lsa-D2, device_ctas 5", doc.GCCL, err)
+	}
+	back, err := results.ReadFile(js)
+	if err != nil || len(back) == 0 || back[0].DeviceImpl != "lsa-D2" {
+		t.Errorf("-J read back: %v, %d records, want device_impl lsa-D2", err, len(back))
+	}
+
+	// -R 2 alone: the collective, on windows.
+	r = runPerf(t, AllReduce, "-R", "2", "-g", "3", "-b", "8", "-e", "64K", "-f", "32", "-n", "1", "-w", "0", "--out", out, "--force")
+	if r.code != 0 || !hasLine(r.stdout, "# Buffers: symmetric windows (-R 2: Comm.MemAlloc and WindowRegister on every rank)") || !hasLine(r.stdout, "# Out of bounds values : 0 OK") {
+		t.Fatalf("-R 2: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	recs, err = results.ReadFile(out)
+	if err != nil || len(recs) == 0 || recs[0].DeviceImpl != "" || recs[0].Register != 2 || recs[0].ChosenAlgo == "" {
+		t.Errorf("-R 2 records: %v, %+v; want register 2, no device_impl, the stack's choice", err, recs)
+	}
+}
+
+// TestDeviceNP: -R 2 -D across processes of one host (MemAlloc's shared
+// segments, mapped at WindowRegister; the barriers in a host segment),
+// and -R 2 alone; every point checked, no segment left.
+func TestDeviceNP(t *testing.T) {
+	dir := t.TempDir()
+	asChildren(t, dir)
+	for _, tc := range []struct {
+		tt           *Test
+		args         []string
+		ranks, procs int
+	}{
+		{AllReduce, []string{"--np", "2", "-R", "2", "-D", "2", "-V", "3", "-g", "2"}, 4, 2},
+		{AllReduce, []string{"--np", "3", "-R", "2", "-D", "1", "-V", "2", "-d", "half"}, 3, 3},
+		{AlltoAll, []string{"--np", "2", "-R", "2", "-D", "1", "-V", "2"}, 2, 2},
+		{AlltoAll, []string{"--np", "3", "-R", "2", "-D", "2", "-V", "4", "-d", "int64"}, 3, 3},
+		{AllReduce, []string{"--np", "2", "-R", "2"}, 2, 2},
+	} {
+		t.Run(tc.tt.Collective+" "+strings.Join(tc.args, " "), func(t *testing.T) {
+			var out, errb bytes.Buffer
+			if code := Main(tc.tt, append(tc.args, "-b", "8", "-e", "64K", "-f", "8", "-n", "2", "-w", "1"), &out, &errb); code != 0 {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+			}
+			checkJobTable(t, out.String(), tc.ranks, tc.procs)
+		})
+	}
+	noSegmentsLeft(t, dir)
+}

@@ -1,0 +1,314 @@
+// -R 2 and -D on the embedded backend: buffers from Comm.MemAlloc,
+// registered as symmetric windows on every rank; and, with -D, each rank a
+// device communicator and a "stream" of kernel launches, each launch -V
+// coops (goroutines) running a devKernel (devkernels.go).
+
+package perf
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/gccl/gccl/lib/ccl"
+	"github.com/gccl/gccl/lib/reduce"
+)
+
+// symComm is a rank that has the device API (the embedded stack's).
+type symComm interface {
+	MemAlloc(n int) ([]byte, error)
+	MemFree(buf []byte) error
+	WindowRegister(buf []byte, flags ccl.WinFlags) (*ccl.Window, error)
+	WindowDeregister(w *ccl.Window) error
+	DevCommCreate(reqs ccl.DevCommRequirements) (*ccl.DevComm, error)
+}
+
+// symRank is one rank's symmetric windows (-R 2).
+type symRank struct {
+	c                symComm
+	send, recv       []byte // the MemAlloc buffers, whole
+	sendWin, recvWin *ccl.Window
+}
+
+// eachRank runs f for every rank of comms at once (the device API's calls
+// are collective: every rank of this process calls together) and joins
+// their errors.
+func eachRank[T any](items []T, f func(i int, it T) error) error {
+	errs := make([]error, len(items))
+	var wg sync.WaitGroup
+	for i, it := range items {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = f(i, it)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// symmetricBuffers gives every rank of comms send and recv buffers of size
+// bytes from its MemAlloc and registers them as symmetric windows.
+func symmetricBuffers(comms []Comm, size int) ([]*symRank, error) {
+	syms := make([]*symRank, len(comms))
+	for i, c := range comms {
+		sc, ok := c.(symComm)
+		if !ok {
+			return nil, fmt.Errorf("rank %d: -R 2 needs the device API (Comm.MemAlloc, WindowRegister), which this backend's ranks lack", c.Rank())
+		}
+		syms[i] = &symRank{c: sc}
+	}
+	err := eachRank(syms, func(i int, s *symRank) (err error) {
+		rank := comms[i].Rank()
+		if s.send, err = s.c.MemAlloc(size); err != nil {
+			return fmt.Errorf("rank %d: send buffer: %w", rank, err)
+		}
+		if s.recv, err = s.c.MemAlloc(size); err != nil {
+			return fmt.Errorf("rank %d: recv buffer: %w", rank, err)
+		}
+		if uintptr(unsafe.Pointer(&s.send[0]))%8 != 0 || uintptr(unsafe.Pointer(&s.recv[0]))%8 != 0 {
+			return fmt.Errorf("rank %d: MemAlloc returned memory not 8-byte aligned: the kernels' element loads need it", rank)
+		}
+		if s.sendWin, err = s.c.WindowRegister(s.send, ccl.WinCollSymmetric); err != nil {
+			return fmt.Errorf("rank %d: registering the send window: %w", rank, err)
+		}
+		if s.recvWin, err = s.c.WindowRegister(s.recv, ccl.WinCollSymmetric); err != nil {
+			return fmt.Errorf("rank %d: registering the recv window: %w", rank, err)
+		}
+		return nil
+	})
+	return syms, err
+}
+
+// release deregisters the windows and frees the buffers: collective, so
+// only after a run whose communicators are sound (healthy); after a
+// failure the communicators' teardown removes the segments' names and
+// the process's exit their memory.
+func releaseSymmetric(syms []*symRank, healthy bool) error {
+	if !healthy {
+		return nil
+	}
+	return eachRank(syms, func(_ int, s *symRank) error {
+		if s == nil || s.recvWin == nil {
+			return nil
+		}
+		err := errors.Join(s.c.WindowDeregister(s.sendWin), s.c.WindowDeregister(s.recvWin))
+		if err == nil {
+			err = errors.Join(s.c.MemFree(s.send), s.c.MemFree(s.recv))
+		}
+		return err
+	})
+}
+
+// devLaunch is one kernel launch on one rank: the call's buffers as
+// offsets into the windows.
+type devLaunch struct {
+	sendOff, recvOff int  // bytes from the windows' starts
+	inPlace          bool // the send buffer is in the recv window
+	count            int  // the call's param count
+	dt               reduce.DataType
+}
+
+// devRank is one rank under -D: the backend's rank for everything but the
+// timed collective, which launches the kernel on the rank's stream.
+type devRank struct {
+	Comm
+	d      *ccl.DevComm
+	kernel *devKernel
+	v      int // coops per launch (-V)
+	sym    *symRank
+	// peerSend and peerRecv are every LSA peer's window memory, by LSA
+	// rank, resolved once (LsaPointer at offset 0): the windows stay put
+	// while registered.
+	peerSend, peerRecv [][]byte
+	coops              []*coop // by index; coop k runs on worker k (0: the stream goroutine)
+
+	// The stream: launches run one after another, each once the last one
+	// finished on every coop (as kernels on one CUDA stream).
+	mu      sync.Mutex
+	cond    sync.Cond
+	queue   []devLaunch // launched: appended by the rank's driving thread (under mu)
+	head    int         // queue[head:] are not started: taken by the stream goroutine (under mu)
+	pending int         // launched, not finished (under mu)
+	err     error       // the first launch's failure, sticky (under mu)
+	closed  bool        // no more launches: the stream goroutine ends (under mu)
+
+	// work[k] hands a launch to coop k's worker (k >= 1); its result comes
+	// back in errs[k] (written by the worker before done.Done, read by the
+	// stream goroutine after done.Wait).
+	work []chan *devLaunch
+	errs []error
+	done sync.WaitGroup
+}
+
+// newDevRanks makes every rank's device communicator and stream, with
+// kernel k at v coops per rank over the ranks' windows syms.
+func newDevRanks(comms []Comm, syms []*symRank, k *devKernel, v int) ([]*devRank, error) {
+	devs := make([]*devRank, len(comms))
+	err := eachRank(comms, func(i int, c Comm) error {
+		d, err := syms[i].c.DevCommCreate(k.reqs(v))
+		if err != nil {
+			return fmt.Errorf("rank %d: %w", c.Rank(), err)
+		}
+		devs[i] = &devRank{Comm: c, d: d, kernel: k, v: v, sym: syms[i]}
+		devs[i].cond.L = &devs[i].mu
+		return nil
+	})
+	if err != nil {
+		for _, r := range devs {
+			if r != nil {
+				r.d.Destroy()
+			}
+		}
+		return nil, err
+	}
+	for _, r := range devs {
+		if err := r.start(); err != nil {
+			closeDevRanks(devs)
+			return nil, err
+		}
+	}
+	return devs, nil
+}
+
+// start resolves the peers' memory, readies the coops and starts the
+// stream.
+func (r *devRank) start() error {
+	d := r.d
+	if r.kernel.lsaWorld && d.LsaSize != d.NRanks {
+		return usagef("rank %d: -D %s loads and stores every rank's memory, so every rank must be in its LSA team (one host), as nccl-tests' LSA kernels require; its LSA team has %d of the %d ranks", d.Rank, r.kernel.impl, d.LsaSize, d.NRanks)
+	}
+	r.peerSend, r.peerRecv = make([][]byte, d.LsaSize), make([][]byte, d.LsaSize)
+	for p := range d.LsaSize {
+		var err error
+		if r.peerSend[p], err = d.LsaPointer(r.sym.sendWin, 0, p); err != nil {
+			return err
+		}
+		if r.peerRecv[p], err = d.LsaPointer(r.sym.recvWin, 0, p); err != nil {
+			return err
+		}
+	}
+	r.coops = make([]*coop, r.v)
+	for k := range r.v {
+		bar, err := d.LsaBarrier(k)
+		if err != nil {
+			return err
+		}
+		r.coops[k] = &coop{r: r, k: k, bar: bar, ptrs: make([]unsafe.Pointer, 2*d.LsaSize),
+			srcs: make([][]byte, d.LsaSize), dsts: make([][]byte, d.LsaSize), tmp: make([]byte, chunkBytes)}
+	}
+	r.work, r.errs = make([]chan *devLaunch, r.v), make([]error, r.v)
+	for k := 1; k < r.v; k++ {
+		r.work[k] = make(chan *devLaunch)
+		go r.worker(k)
+	}
+	go r.stream()
+	return nil
+}
+
+// launch enqueues one launch of the kernel: a call of the timed collective.
+func (r *devRank) launch(l devLaunch) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err != nil {
+		return r.err
+	}
+	r.queue = append(r.queue, l)
+	r.pending++
+	r.cond.Broadcast()
+	return nil
+}
+
+// Synchronize waits for every launch, then for the rank's own stream.
+func (r *devRank) Synchronize() error {
+	r.mu.Lock()
+	for r.pending > 0 {
+		r.cond.Wait()
+	}
+	err := r.err
+	r.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return r.Comm.Synchronize()
+}
+
+// LastChoice: the stack chose nothing; the record's device_impl says what ran.
+func (r *devRank) LastChoice() ccl.Choice { return ccl.Choice{NHosts: 1} }
+
+// stream runs the launches in order until the rank closes.
+func (r *devRank) stream() {
+	for {
+		r.mu.Lock()
+		for r.head == len(r.queue) && !r.closed {
+			r.cond.Wait()
+		}
+		if r.head == len(r.queue) { // closed
+			r.mu.Unlock()
+			for _, ch := range r.work[1:] {
+				close(ch)
+			}
+			return
+		}
+		l := r.queue[r.head]
+		r.head++
+		if r.head == len(r.queue) { // drained: the next launches reuse the array
+			r.queue, r.head = r.queue[:0], 0
+		}
+		failed := r.err != nil
+		r.mu.Unlock()
+		var err error
+		if !failed { // after a failure the rest only drain (Synchronize reports the first)
+			err = r.run(&l)
+		}
+		r.mu.Lock()
+		if err != nil && r.err == nil {
+			r.err = fmt.Errorf("rank %d: -D %s kernel: %w", r.d.Rank, r.kernel.impl, err)
+		}
+		r.pending--
+		r.cond.Broadcast()
+		r.mu.Unlock()
+	}
+}
+
+// run runs one launch on every coop: coop 0 here, the others on their
+// workers.
+func (r *devRank) run(l *devLaunch) error {
+	r.done.Add(r.v - 1)
+	for k := 1; k < r.v; k++ {
+		r.work[k] <- l
+	}
+	r.errs[0] = r.runCoop(0, l)
+	r.done.Wait()
+	return errors.Join(r.errs...)
+}
+
+func (r *devRank) worker(k int) {
+	for l := range r.work[k] {
+		r.errs[k] = r.runCoop(k, l)
+		r.done.Done()
+	}
+}
+
+func (r *devRank) runCoop(k int, l *devLaunch) error {
+	c := r.coops[k]
+	c.l = l
+	err := r.kernel.coop(c)
+	c.l = nil
+	return err
+}
+
+// closeDevRanks stops the streams and destroys the device communicators.
+func closeDevRanks(devs []*devRank) {
+	for _, r := range devs {
+		if r == nil {
+			continue
+		}
+		r.mu.Lock()
+		r.closed = true
+		r.cond.Broadcast()
+		r.mu.Unlock()
+		r.d.Destroy()
+	}
+}
