@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# devapi/measure.sh: nccl-tests' -D kernels on the embedded stack beside the
+# stack's own collectives, side by side: every configuration in turn, ROUNDS
+# (5) rounds, -I 1 medians to JSONL in OUT; summarise with
+# python3 scripts/devapi/summary.py OUT.
+#
+#   BIN=dir OUT=dir bash scripts/devapi/measure.sh
+#
+# BIN holds builds of cmd/allreduce_perf and cmd/alltoall_perf.
+set -u
+BIN=${BIN:?}; OUT=${OUT:-devapi-out}; mkdir -p "$OUT"
+common=(-b 8 -e 64K -f 2 -n 100 -w 20 -c 0 -I 1 --out-of-place-only)
+for round in $(seq "${ROUNDS:-5}"); do
+	for g in ${RANKS:-2 4}; do
+		run() { local name=$1; shift; "$@" "${common[@]}" -g "$g" --out "$OUT/$name.g$g.r$round.jsonl" >/dev/null || echo "$name g$g: rc=$?"; }
+		run ar-D2V1 "$BIN/allreduce_perf" -R 2 -D 2 -V 1
+		run ar-D2V4 "$BIN/allreduce_perf" -R 2 -D 2 -V 4
+		run ar-D2V16 "$BIN/allreduce_perf" -R 2 -D 2 -V 16
+		run ar-D1V1 "$BIN/allreduce_perf" -R 2 -D 1 -V 1
+		run ar-auto "$BIN/allreduce_perf"
+		run ar-oneshot "$BIN/allreduce_perf" --algo OneShot
+		run a2a-D2V1 "$BIN/alltoall_perf" -R 2 -D 2 -V 1
+		run a2a-D2V16 "$BIN/alltoall_perf" -R 2 -D 2 -V 16
+		run a2a-host "$BIN/alltoall_perf"
+	done
+done
