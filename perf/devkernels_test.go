@@ -161,6 +161,27 @@ func TestDeviceKernelsVariants(t *testing.T) {
 	}
 }
 
+// TestDeviceGinVariants: the GIN kernels with ranks on several threads
+// (-t), -m 2 (launches back to back: the signals go on from the last
+// one), -u 1 and --check-timed, on two hosts: each still 0 wrong.
+func TestDeviceGinVariants(t *testing.T) {
+	cleanBwEnv(t)
+	checked := *AlltoAll
+	checked.naInPlace = false
+	for i, extra := range [][]string{
+		{"-t", "2", "-g", "2"},
+		{"-g", "4", "-m", "2"},
+		{"-g", "4", "-u", "1"},
+		{"-g", "2", "--check-timed"},
+	} {
+		d := 3 + i%2
+		t.Run(fmt.Sprintf("D%d/%s", d, strings.Join(extra, " ")), func(t *testing.T) {
+			r := runPerf(t, &checked, args(devSizes, []string{"-R", "2", "-D", strconv.Itoa(d), "-V", "2", "-d", "int32", "--ranks-per-host", "2"}, extra)...)
+			checkDevRows(t, &checked, r, map[int]string{3: "gin-D3", 4: "hybrid-D4"}[d], 5)
+		})
+	}
+}
+
 // TestDeviceKernelCheckBites: a kernel that stores nothing is caught by
 // the check (the outputs are poisoned before it runs): the matrix's 0
 // wrong means the kernels wrote every element.
@@ -291,6 +312,7 @@ func TestDeviceNP(t *testing.T) {
 		{AlltoAll, []string{"--np", "2", "--hosts", "2", "-g", "2", "-R", "2", "-D", "4", "-V", "1", "-d", "half"}, 4, 2},
 		{AlltoAll, []string{"--np", "2", "--hosts", "2", "-g", "2", "-R", "2", "-D", "3", "-V", "2", "-d", "double"}, 4, 2},
 		{AlltoAll, []string{"--np", "3", "--hosts", "3", "-R", "2", "-D", "4", "-V", "3", "-d", "int8"}, 3, 3},
+		{AlltoAll, []string{"--np", "4", "--hosts", "2", "-R", "2", "-D", "4", "-V", "2", "-d", "int32"}, 4, 4},
 		{AlltoAll, []string{"--np", "3", "-R", "2", "-D", "3", "-V", "1"}, 3, 3},
 		{AlltoAll, []string{"--np", "3", "-R", "2", "-D", "4", "-V", "3", "-d", "float"}, 3, 3},
 	} {

@@ -394,7 +394,7 @@ func (o *Options) validateNCCL() error {
 	case o.Register < 0 || o.Register > 2:
 		return usagef("invalid -R/--local_register %d: want 0 (none), 1 (local, ncclCommRegister) or 2 (symmetric, ncclCommWindowRegister)", o.Register)
 	case o.DeviceImpl != 0:
-		return usagef("-D/--device_implementation %d runs nccl-tests' own device kernels (NCCL's device API), which would need CUDA kernels gccl does not build: use -D 0 here, or the embedded backend, where -R 2 -D 1/2 run them as goroutines", o.DeviceImpl)
+		return usagef("-D/--device_implementation %d runs nccl-tests' own device kernels (NCCL's device API), which would need CUDA kernels gccl does not build: use -D 0 here, or the embedded backend, where -R 2 -D 1 to 4 run them as goroutines", o.DeviceImpl)
 	case o.Interleave:
 		return usagef("--interleave needs a backend whose ranks switch configurations per operation; NCCL fixes them per communicator: drop --interleave")
 	case len(o.BuffSizes) > 1:
