@@ -29,6 +29,14 @@ type devKernel struct {
 	// every rank must be in this rank's LSA team (one host), as
 	// nccl-tests' LSA kernels require (nRanks == ncclTeamLsa.nRanks).
 	lsaWorld bool
+	// gin: the kernel puts through GIN (devgin.go): each coop gets a GIN
+	// context and a hybrid barrier session, each rank a stage window, and
+	// the ranks may span hosts.
+	gin bool
+	// stage, when set, runs on every coop of an in-place launch, all of
+	// them done before any coop starts coop: the rank's own blocks copied
+	// aside before any peer can overwrite them.
+	stage func(c *coop)
 	// coop runs coop c.k's part of one launch, barriers included.
 	coop func(c *coop) error
 }
@@ -36,9 +44,7 @@ type devKernel struct {
 // lsaReqs: one LSA barrier per coop.
 func lsaReqs(v int) ccl.DevCommRequirements { return ccl.DevCommRequirements{LsaBarrierCount: v} }
 
-// devKernels lists the -D implementations by collective and -D. An
-// alltoall -D 3 (GIN) or -D 4 (hybrid) kernel plugs in by replacing its
-// refused entry with one that has reqs (GIN signals, barriers) and coop.
+// devKernels lists the -D implementations by collective and -D.
 var devKernels = map[string]map[int]*devKernel{
 	"allreduce": {
 		1: {impl: "lsa-D1", about: "LSA, element by element (allReduceLsaKernel)", reqs: lsaReqs, lsaWorld: true, coop: lsaCoop(nil, allReduceD1)},
@@ -49,8 +55,8 @@ var devKernels = map[string]map[int]*devKernel{
 	"alltoall": {
 		1: {impl: "lsa-D1", about: "LSA stores, element by element (NvlAlltoAllKernel)", reqs: lsaReqs, lsaWorld: true, coop: lsaCoop(alltoAllStage, alltoAllD1)},
 		2: {impl: "lsa-D2", about: "LSA stores, bulk copies (NvlAlltoAllKernelOptimized)", reqs: lsaReqs, lsaWorld: true, coop: lsaCoop(alltoAllStage, alltoAllD2)},
-		3: {refused: "GIN (one-sided puts and signals across hosts) is needed and not built yet"},
-		4: {refused: "the hybrid kernel needs GIN (one-sided puts and signals across hosts), not built yet"},
+		3: {impl: "gin-D3", about: "GIN puts with a signal each, a wait for the signals, the world barrier (GinAlltoAllKernel)", reqs: ginReqs, gin: true, stage: ginStage, coop: ginAlltoAll(false)},
+		4: {impl: "hybrid-D4", about: "LSA stores inside the host, GIN puts across hosts, the world barrier (HybridAlltoAllKernel)", reqs: ginReqs, gin: true, stage: ginStage, coop: ginAlltoAll(true)},
 	},
 }
 
@@ -125,6 +131,11 @@ func (o *Options) fitDevice(coll string) (*devKernel, error) {
 		}
 		return nil, usagef("-D/--device_implementation %d on %s: %s; use -D 1 or 2", o.DeviceImpl, coll, why)
 	}
+	if k.gin {
+		if n := o.nRanks() * max(o.NP, 1); o.RanksPerHost > 0 && n%o.RanksPerHost != 0 {
+			return nil, usagef("-D/--device_implementation %d on %s (%s): the device API needs every host to hold as many ranks, and --ranks-per-host %d does not divide the %d ranks: use a divisor of %d", o.DeviceImpl, coll, k.impl, o.RanksPerHost, n, n)
+		}
+	}
 	if k.lsaWorld {
 		hosts := o.Hosts
 		if n := o.nRanks() * max(o.NP, 1); o.RanksPerHost > 0 && o.RanksPerHost < n {
@@ -157,6 +168,10 @@ type coop struct {
 	tmp   []byte           // scratch: a chunk of sums (-D 2)
 	stage []byte           // scratch: in-place alltoall's copy of the coop's range of this rank's blocks
 	kerns [reduce.NumDataTypes]*reduce.Kernel
+	// GIN kernels (devgin.go): the coop's GIN context and its session on
+	// the hybrid (world) barrier of its index.
+	gin  *ccl.Gin
+	hbar *ccl.BarrierSession
 }
 
 // lsaCoop wraps a kernel body between the LSA barrier syncs of nccl-tests'

@@ -84,6 +84,62 @@ func TestDeviceKernels(t *testing.T) {
 	}
 }
 
+// TestDeviceGinKernels is the GIN matrix: alltoall -D 3 (GIN puts) and
+// -D 4 (LSA inside a host, GIN across), 1 to 8 ranks in one process on
+// one host and on several (--ranks-per-host: every divisor layout of
+// interest), 1 and 3 coops, two types per case, in place checked too
+// (the stage window). -short runs one coop count per case, in turn.
+func TestDeviceGinKernels(t *testing.T) {
+	cleanBwEnv(t)
+	types := reduce.AllDataTypes()
+	checked := *AlltoAll
+	checked.naInPlace = false
+	layouts := map[int][]int{1: {0}, 2: {0, 1}, 3: {0, 1}, 5: {0, 1}, 8: {0, 4, 2}} // ranks per host (0: one host)
+	i := 0
+	for _, d := range []int{3, 4} {
+		impl := map[int]string{3: "gin-D3", 4: "hybrid-D4"}[d]
+		for _, n := range []int{1, 2, 3, 5, 8} {
+			for _, rph := range layouts[n] {
+				vs := []int{1, 3}
+				if testing.Short() {
+					vs = vs[i%2 : i%2+1]
+				}
+				for _, v := range vs {
+					dts := types[i%len(types)].String() + "," + types[(i+5)%len(types)].String()
+					i++
+					t.Run(fmt.Sprintf("D%d/n%d/rph%d/V%d/%s", d, n, rph, v, dts), func(t *testing.T) {
+						a := []string{"-R", "2", "-D", strconv.Itoa(d), "-V", strconv.Itoa(v), "-g", strconv.Itoa(n), "-d", dts}
+						if rph > 0 {
+							a = append(a, "--ranks-per-host", strconv.Itoa(rph))
+						}
+						r := runPerf(t, &checked, args(devSizes, a)...)
+						checkDevRows(t, &checked, r, impl, 2*5)
+					})
+				}
+			}
+		}
+	}
+}
+
+// TestDeviceGinCheckBites: a GIN kernel whose puts go nowhere useful
+// (every rank's blocks put back to itself) is caught by the check.
+func TestDeviceGinCheckBites(t *testing.T) {
+	cleanBwEnv(t)
+	k := devKernels["alltoall"][3]
+	saved := *k
+	t.Cleanup(func() { *k = saved })
+	k.coop = func(c *coop) error {
+		if err := c.hbar.Sync(); err != nil {
+			return err
+		}
+		return c.hbar.Sync()
+	}
+	r := runPerf(t, AlltoAll, "-R", "2", "-D", "3", "-V", "2", "-g", "4", "--ranks-per-host", "2", "-b", "1K", "-e", "1K", "-n", "1", "-w", "0")
+	if r.code != exitDataError || strings.Contains(r.stdout, "values : 0 OK") {
+		t.Errorf("a GIN kernel that puts nothing: exit %d, want %d and wrong elements:\n%s%s", r.code, exitDataError, r.stdout, r.stderr)
+	}
+}
+
 // TestDeviceKernelsVariants: ranks on several threads (-t), -m 2, -u 1
 // (the windows' offsets off the element's natural alignment of a cache
 // line), --check-timed and -K: each still 0 wrong.
@@ -102,6 +158,27 @@ func TestDeviceKernelsVariants(t *testing.T) {
 				checkDevRows(t, tt, r, "lsa-D2", 5)
 			})
 		}
+	}
+}
+
+// TestDeviceGinVariants: the GIN kernels with ranks on several threads
+// (-t), -m 2 (launches back to back: the signals go on from the last
+// one), -u 1 and --check-timed, on two hosts: each still 0 wrong.
+func TestDeviceGinVariants(t *testing.T) {
+	cleanBwEnv(t)
+	checked := *AlltoAll
+	checked.naInPlace = false
+	for i, extra := range [][]string{
+		{"-t", "2", "-g", "2"},
+		{"-g", "4", "-m", "2"},
+		{"-g", "4", "-u", "1"},
+		{"-g", "2", "--check-timed"},
+	} {
+		d := 3 + i%2
+		t.Run(fmt.Sprintf("D%d/%s", d, strings.Join(extra, " ")), func(t *testing.T) {
+			r := runPerf(t, &checked, args(devSizes, []string{"-R", "2", "-D", strconv.Itoa(d), "-V", "2", "-d", "int32", "--ranks-per-host", "2"}, extra)...)
+			checkDevRows(t, &checked, r, map[int]string{3: "gin-D3", 4: "hybrid-D4"}[d], 5)
+		})
 	}
 }
 
@@ -138,9 +215,10 @@ func TestDeviceFlagErrors(t *testing.T) {
 		{AllReduce, []string{"-R", "2", "-D", "5"}, []string{"invalid -D/--device_implementation 5", "1 to 4"}},
 		{AllReduce, []string{"-R", "2", "-D", "3"}, []string{"multimem (NVLink SHARP) has no CPU counterpart", "use -D 1 or 2"}},
 		{AllReduce, []string{"-R", "2", "-D", "4"}, []string{"multimem (NVLink SHARP) has no CPU counterpart"}},
-		{AlltoAll, []string{"-R", "2", "-D", "3"}, []string{"GIN", "not built yet", "use -D 1 or 2"}},
-		{AlltoAll, []string{"-R", "2", "-D", "4"}, []string{"GIN", "not built yet"}},
-		{AllGather, []string{"-R", "2", "-D", "1"}, []string{"allgather has no device kernel", "allreduce (-D 1, 2) and alltoall (-D 1, 2)"}},
+		{AlltoAll, []string{"-R", "2", "-D", "3", "-g", "5", "--ranks-per-host", "2"}, []string{"gin-D3", "--ranks-per-host 2 does not divide the 5 ranks"}},
+		{AlltoAll, []string{"-R", "2", "-D", "4", "-g", "3", "--ranks-per-host", "2"}, []string{"hybrid-D4", "does not divide the 3 ranks"}},
+		{AlltoAll, []string{"-R", "2", "-D", "4", "-o", "max"}, []string{"sums only"}},
+		{AllGather, []string{"-R", "2", "-D", "1"}, []string{"allgather has no device kernel", "allreduce (-D 1, 2) and alltoall (-D 1, 2, 3, 4)"}},
 		{Broadcast, []string{"-R", "2", "-D", "2"}, []string{"broadcast has no device kernel"}},
 		{AllReduce, []string{"-R", "2", "-D", "1", "-o", "prod"}, []string{"sums only", "-o prod", "use -o sum"}},
 		{AllReduce, []string{"-R", "2", "-D", "1", "-o", "all"}, []string{"sums only"}},
@@ -229,6 +307,14 @@ func TestDeviceNP(t *testing.T) {
 		{AlltoAll, []string{"--np", "2", "-R", "2", "-D", "1", "-V", "2"}, 2, 2},
 		{AlltoAll, []string{"--np", "3", "-R", "2", "-D", "2", "-V", "4", "-d", "int64"}, 3, 3},
 		{AllReduce, []string{"--np", "2", "-R", "2"}, 2, 2},
+		// GIN: across hosts (one rank a host; two of two), and one host.
+		{AlltoAll, []string{"--np", "2", "--hosts", "2", "-R", "2", "-D", "3", "-V", "3"}, 2, 2},
+		{AlltoAll, []string{"--np", "2", "--hosts", "2", "-g", "2", "-R", "2", "-D", "4", "-V", "1", "-d", "half"}, 4, 2},
+		{AlltoAll, []string{"--np", "2", "--hosts", "2", "-g", "2", "-R", "2", "-D", "3", "-V", "2", "-d", "double"}, 4, 2},
+		{AlltoAll, []string{"--np", "3", "--hosts", "3", "-R", "2", "-D", "4", "-V", "3", "-d", "int8"}, 3, 3},
+		{AlltoAll, []string{"--np", "4", "--hosts", "2", "-R", "2", "-D", "4", "-V", "2", "-d", "int32"}, 4, 4},
+		{AlltoAll, []string{"--np", "3", "-R", "2", "-D", "3", "-V", "1"}, 3, 3},
+		{AlltoAll, []string{"--np", "3", "-R", "2", "-D", "4", "-V", "3", "-d", "float"}, 3, 3},
 	} {
 		t.Run(tc.tt.Collective+" "+strings.Join(tc.args, " "), func(t *testing.T) {
 			var out, errb bytes.Buffer

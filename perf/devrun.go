@@ -29,6 +29,10 @@ type symRank struct {
 	c                symComm
 	send, recv       []byte // the MemAlloc buffers, whole
 	sendWin, recvWin *ccl.Window
+	// stage is the GIN kernels' copy of the rank's own blocks in place
+	// (a window: GIN puts read their source from one); nil otherwise.
+	stage    []byte
+	stageWin *ccl.Window
 }
 
 // eachRank runs f for every rank of comms at once (the device API's calls
@@ -94,8 +98,14 @@ func releaseSymmetric(syms []*symRank, healthy bool) error {
 			return nil
 		}
 		err := errors.Join(s.c.WindowDeregister(s.sendWin), s.c.WindowDeregister(s.recvWin))
+		if s.stageWin != nil {
+			err = errors.Join(err, s.c.WindowDeregister(s.stageWin))
+		}
 		if err == nil {
 			err = errors.Join(s.c.MemFree(s.send), s.c.MemFree(s.recv))
+		}
+		if err == nil && s.stage != nil {
+			err = s.c.MemFree(s.stage)
 		}
 		return err
 	})
@@ -137,7 +147,7 @@ type devRank struct {
 	// work[k] hands a launch to coop k's worker (k >= 1); its result comes
 	// back in errs[k] (written by the worker before done.Done, read by the
 	// stream goroutine after done.Wait).
-	work []chan *devLaunch
+	work []chan coopJob
 	errs []error
 	done sync.WaitGroup
 }
@@ -147,6 +157,11 @@ type devRank struct {
 func newDevRanks(comms []Comm, syms []*symRank, k *devKernel, v int) ([]*devRank, error) {
 	devs := make([]*devRank, len(comms))
 	err := eachRank(comms, func(i int, c Comm) error {
+		if k.gin {
+			if err := syms[i].stageWindow(); err != nil {
+				return fmt.Errorf("rank %d: %w", c.Rank(), err)
+			}
+		}
 		d, err := syms[i].c.DevCommCreate(k.reqs(v))
 		if err != nil {
 			return fmt.Errorf("rank %d: %w", c.Rank(), err)
@@ -170,6 +185,18 @@ func newDevRanks(comms []Comm, syms []*symRank, k *devKernel, v int) ([]*devRank
 		}
 	}
 	return devs, nil
+}
+
+// stageWindow allocates and registers the rank's stage window, as large
+// as its recv buffer (in place, the send blocks are there).
+func (s *symRank) stageWindow() (err error) {
+	if s.stage, err = s.c.MemAlloc(len(s.recv)); err != nil {
+		return fmt.Errorf("stage buffer: %w", err)
+	}
+	if s.stageWin, err = s.c.WindowRegister(s.stage, ccl.WinCollSymmetric); err != nil {
+		return fmt.Errorf("registering the stage window: %w", err)
+	}
+	return nil
 }
 
 // start resolves the peers' memory, readies the coops and starts the
@@ -197,10 +224,15 @@ func (r *devRank) start() error {
 		}
 		r.coops[k] = &coop{r: r, k: k, bar: bar, ptrs: make([]unsafe.Pointer, 2*d.LsaSize),
 			srcs: make([][]byte, d.LsaSize), dsts: make([][]byte, d.LsaSize), tmp: make([]byte, chunkBytes)}
+		if r.kernel.gin {
+			if err := r.coops[k].ginSessions(); err != nil {
+				return err
+			}
+		}
 	}
-	r.work, r.errs = make([]chan *devLaunch, r.v), make([]error, r.v)
+	r.work, r.errs = make([]chan coopJob, r.v), make([]error, r.v)
 	for k := 1; k < r.v; k++ {
-		r.work[k] = make(chan *devLaunch)
+		r.work[k] = make(chan coopJob)
 		go r.worker(k)
 	}
 	go r.stream()
@@ -234,8 +266,9 @@ func (r *devRank) Synchronize() error {
 	return r.Comm.Synchronize()
 }
 
-// LastChoice: the stack chose nothing; the record's device_impl says what ran.
-func (r *devRank) LastChoice() ccl.Choice { return ccl.Choice{NHosts: 1} }
+// LastChoice: the stack chose nothing; the record's device_impl says what
+// ran, over how many hosts (LSA teams).
+func (r *devRank) LastChoice() ccl.Choice { return ccl.Choice{NHosts: r.d.NRanks / r.d.LsaSize} }
 
 // stream runs the launches in order until the rank closes.
 func (r *devRank) stream() {
@@ -272,29 +305,45 @@ func (r *devRank) stream() {
 	}
 }
 
-// run runs one launch on every coop: coop 0 here, the others on their
-// workers.
+// coopJob is one phase of a launch for one coop's worker.
+type coopJob struct {
+	l *devLaunch
+	f func(c *coop) error
+}
+
+// run runs one launch: in place, the kernel's stage on every coop first
+// (all done before any coop goes on), then the kernel on every coop.
 func (r *devRank) run(l *devLaunch) error {
+	if st := r.kernel.stage; st != nil && l.inPlace {
+		if err := r.phase(coopJob{l: l, f: func(c *coop) error { st(c); return nil }}); err != nil {
+			return err
+		}
+	}
+	return r.phase(coopJob{l: l, f: r.kernel.coop})
+}
+
+// phase runs j on every coop: coop 0 here, the others on their workers.
+func (r *devRank) phase(j coopJob) error {
 	r.done.Add(r.v - 1)
 	for k := 1; k < r.v; k++ {
-		r.work[k] <- l
+		r.work[k] <- j
 	}
-	r.errs[0] = r.runCoop(0, l)
+	r.errs[0] = r.runCoop(0, j)
 	r.done.Wait()
 	return errors.Join(r.errs...)
 }
 
 func (r *devRank) worker(k int) {
-	for l := range r.work[k] {
-		r.errs[k] = r.runCoop(k, l)
+	for j := range r.work[k] {
+		r.errs[k] = r.runCoop(k, j)
 		r.done.Done()
 	}
 }
 
-func (r *devRank) runCoop(k int, l *devLaunch) error {
+func (r *devRank) runCoop(k int, j coopJob) error {
 	c := r.coops[k]
-	c.l = l
-	err := r.kernel.coop(c)
+	c.l = j.l
+	err := j.f(c)
 	c.l = nil
 	return err
 }

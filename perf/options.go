@@ -171,7 +171,7 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	fs.IntVarP(&o.CPUTime, "report_cputime", "C", 0, "report the host time up to the last enqueue (nccl-tests' cputime: the final wait not counted) in the time column, labelled cputime (0/1)")
 	fs.IntVarP(&o.Graph, "cudagraph", "G", 0, "capture the -n iterations into a CUDA graph and launch it this many times (--backend nccl)")
 	fs.IntVarP(&o.Register, "local_register", "R", 0, "buffer registration: 0 none, 1 local (ncclCommRegister, --backend nccl), 2 symmetric windows (ncclMemAlloc + ncclCommWindowRegister; embedded: Comm.MemAlloc + WindowRegister)")
-	fs.IntVarP(&o.DeviceImpl, "device_implementation", "D", 0, "device implementation: nccl-tests' own kernels through the device API instead of the collective (embedded backend, needs -R 2): all_reduce 1 (LSA) or 2 (LSA, vectorised), alltoall 1 (LSA) or 2 (LSA, bulk copies)")
+	fs.IntVarP(&o.DeviceImpl, "device_implementation", "D", 0, "device implementation: nccl-tests' own kernels through the device API instead of the collective (embedded backend, needs -R 2): all_reduce 1 (LSA) or 2 (LSA, vectorised), alltoall 1 (LSA), 2 (LSA, bulk copies), 3 (GIN puts and signals) or 4 (LSA inside a host, GIN across)")
 	fs.IntVarP(&o.DeviceCTAs, "device_cta_count", "V", 16, "device CTA count: the -D kernel's coops (goroutines) per rank, 1 to 128")
 	fs.IntVarP(&o.CTAPolicy, "cta_policy", "x", -1, "CTA policy (GPU only)")
 	fs.StringVar(&protos, "proto", "", "sweep protocols: LL,LL128,Simple or all")
@@ -394,7 +394,7 @@ func (o *Options) validateNCCL() error {
 	case o.Register < 0 || o.Register > 2:
 		return usagef("invalid -R/--local_register %d: want 0 (none), 1 (local, ncclCommRegister) or 2 (symmetric, ncclCommWindowRegister)", o.Register)
 	case o.DeviceImpl != 0:
-		return usagef("-D/--device_implementation %d runs nccl-tests' own device kernels (NCCL's device API), which would need CUDA kernels gccl does not build: use -D 0 here, or the embedded backend, where -R 2 -D 1/2 run them as goroutines", o.DeviceImpl)
+		return usagef("-D/--device_implementation %d runs nccl-tests' own device kernels (NCCL's device API), which would need CUDA kernels gccl does not build: use -D 0 here, or the embedded backend, where -R 2 -D 1 to 4 run them as goroutines", o.DeviceImpl)
 	case o.Interleave:
 		return usagef("--interleave needs a backend whose ranks switch configurations per operation; NCCL fixes them per communicator: drop --interleave")
 	case len(o.BuffSizes) > 1:
