@@ -14,7 +14,7 @@ import (
 // ranks further down the chain. On chains that ran the reverse on odd
 // channels, the root's neighbour was the last of those chains and waited
 // for every other rank: back-to-back broadcasts lost their pipelining
-// along the chain (docs/PERFORMANCE.md 12w). Direct reads are off, so a
+// along the chain (docs/log/performance-2026-11.md 12w). Direct reads are off, so a
 // rank that posted into its successor's FIFO owes it nothing more.
 //
 // Broadcast from rank 0 along 0,1,2,3: ranks 0 and 1 finish alone. Reduce
