@@ -24,35 +24,13 @@ func TestMultiProcDevAPI(t *testing.T) {
 	for _, l := range []struct{ procs, per int }{{2, 1}, {3, 1}, {2, 2}} {
 		t.Run(fmt.Sprintf("%dx%d", l.procs, l.per), func(t *testing.T) {
 			outs, errs := runJob(t, l.procs, l.per, nil, "dev", time.Minute)
-			for p := range outs {
-				if errs[p] != nil || resultLine(outs[p]) != "ok" {
-					t.Errorf("process %d: %v\n%s", p, errs[p], outs[p])
-				}
-			}
+			expectJobOK(t, outs, errs)
 		})
 	}
 }
 
 func devChild(t *testing.T, job mpJob, ids []UniqueID) {
-	comms, err := childInitRanks(job.NRanks, ids[0], job.Ranks, Config{Timeout: 20 * time.Second})
-	if err != nil {
-		fmt.Printf("RESULT %v\n", err)
-		return
-	}
-	if err := devChildRun(comms); err != nil {
-		fmt.Printf("RESULT %v\n", err)
-		for _, c := range comms {
-			c.Abort()
-		}
-		return
-	}
-	for _, c := range comms {
-		if err := c.Destroy(); err != nil {
-			fmt.Printf("RESULT Destroy: %v\n", err)
-			return
-		}
-	}
-	fmt.Println("RESULT ok")
+	childRunComms(job, ids, Config{Timeout: 20 * time.Second}, devChildRun)
 }
 
 func devChildRun(comms []*Comm) error {
@@ -187,6 +165,41 @@ func devDieChild(t *testing.T, job mpJob, ids []UniqueID) {
 			d.Destroy()
 			c.Destroy()
 			return
+		}
+	}
+}
+
+// childRunComms is a child process's part of a device-API job: its ranks,
+// run over them, then Destroy (Abort after a failure); the outcome as the
+// RESULT line the parent reads.
+func childRunComms(job mpJob, ids []UniqueID, cfg Config, run func([]*Comm) error) {
+	comms, err := childInitRanks(job.NRanks, ids[0], job.Ranks, cfg)
+	if err != nil {
+		fmt.Printf("RESULT %v\n", err)
+		return
+	}
+	if err := run(comms); err != nil {
+		fmt.Printf("RESULT %v\n", err)
+		for _, c := range comms {
+			c.Abort()
+		}
+		return
+	}
+	for _, c := range comms {
+		if err := c.Destroy(); err != nil {
+			fmt.Printf("RESULT Destroy: %v\n", err)
+			return
+		}
+	}
+	fmt.Println("RESULT ok")
+}
+
+// expectJobOK fails t for every process that did not report ok.
+func expectJobOK(t *testing.T, outs []string, errs []error) {
+	t.Helper()
+	for p := range outs {
+		if errs[p] != nil || resultLine(outs[p]) != "ok" {
+			t.Errorf("process %d: %v\n%s", p, errs[p], outs[p])
 		}
 	}
 }

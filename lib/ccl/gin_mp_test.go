@@ -31,35 +31,13 @@ func TestMultiHostGin(t *testing.T) {
 	for _, l := range layouts {
 		t.Run(fmt.Sprintf("procs=%d/ranks=%d/hosts=%v", l.procs, l.per, l.hosts), func(t *testing.T) {
 			outs, errs := runJob(t, l.procs, l.per, nil, "gin", 2*time.Minute, l.hosts...)
-			for p := range outs {
-				if errs[p] != nil || resultLine(outs[p]) != "ok" {
-					t.Errorf("process %d: %v\n%s", p, errs[p], outs[p])
-				}
-			}
+			expectJobOK(t, outs, errs)
 		})
 	}
 }
 
 func ginChild(t *testing.T, job mpJob, ids []UniqueID) {
-	comms, err := childInitRanks(job.NRanks, ids[0], job.Ranks, Config{Timeout: 30 * time.Second})
-	if err != nil {
-		fmt.Printf("RESULT %v\n", err)
-		return
-	}
-	if err := ginChildRun(comms); err != nil {
-		fmt.Printf("RESULT %v\n", err)
-		for _, c := range comms {
-			c.Abort()
-		}
-		return
-	}
-	for _, c := range comms {
-		if err := c.Destroy(); err != nil {
-			fmt.Printf("RESULT Destroy: %v\n", err)
-			return
-		}
-	}
-	fmt.Println("RESULT ok")
+	childRunComms(job, ids, Config{Timeout: 30 * time.Second}, ginChildRun)
 }
 
 func ginChildRun(comms []*Comm) error {
