@@ -122,21 +122,7 @@ func devChildRun(comms []*Comm) error {
 // TestMultiProcDevDies: a process exits while the others sync on an LSA
 // barrier; they fail well within the 20 s timeout, naming it.
 func TestMultiProcDevDies(t *testing.T) {
-	start := time.Now()
-	outs, errs := runJob(t, 3, 1, nil, "devdie", time.Minute)
-	if d := time.Since(start); d > 15*time.Second {
-		t.Errorf("the job took %v to fail, want well under the 20 s timeout", d)
-	}
-	for p := 0; p < 2; p++ {
-		res := resultLine(outs[p])
-		t.Logf("process %d: %s", p, res)
-		if errs[p] != nil || !strings.Contains(res, "rank 2") || !strings.Contains(res, "aborted") {
-			t.Errorf("process %d: %v: %q, want an abort naming rank 2\n%s", p, errs[p], res, outs[p])
-		}
-	}
-	if errs[2] == nil {
-		t.Errorf("the dying process exited cleanly")
-	}
+	expectRank2Lost(t, "devdie")
 }
 
 func devDieChild(t *testing.T, job mpJob, ids []UniqueID) {
@@ -201,5 +187,27 @@ func expectJobOK(t *testing.T, outs []string, errs []error) {
 		if errs[p] != nil || resultLine(outs[p]) != "ok" {
 			t.Errorf("process %d: %v\n%s", p, errs[p], outs[p])
 		}
+	}
+}
+
+// expectRank2Lost runs scenario over 3 processes of one rank (on hostIDs,
+// if given), whose process 2 dies: the others must fail well within the
+// 20 s timeout with an abort naming rank 2.
+func expectRank2Lost(t *testing.T, scenario string, hostIDs ...string) {
+	t.Helper()
+	start := time.Now()
+	outs, errs := runJob(t, 3, 1, nil, scenario, time.Minute, hostIDs...)
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("the job took %v to fail, want well under the 20 s timeout", d)
+	}
+	for p := 0; p < 2; p++ {
+		res := resultLine(outs[p])
+		t.Logf("process %d: %s", p, res)
+		if errs[p] != nil || !strings.Contains(res, "rank 2") || !strings.Contains(res, "aborted") {
+			t.Errorf("process %d: %v: %q, want an abort naming rank 2\n%s", p, errs[p], res, outs[p])
+		}
+	}
+	if errs[2] == nil {
+		t.Errorf("the dying process exited cleanly")
 	}
 }
