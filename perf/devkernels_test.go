@@ -140,13 +140,15 @@ func TestDeviceGinCheckBites(t *testing.T) {
 	}
 }
 
-// TestDeviceKernelsVariants: ranks on several threads (-t), -m 2, -u 1
+// TestDeviceKernelsVariants: ranks on several threads (-t: with one rank
+// a thread, launches run inline on it), -m 2, -u 1
 // (the windows' offsets off the element's natural alignment of a cache
 // line), --check-timed and -K: each still 0 wrong.
 func TestDeviceKernelsVariants(t *testing.T) {
 	cleanBwEnv(t)
 	for _, extra := range [][]string{
 		{"-t", "3", "-g", "1"},
+		{"-t", "3", "-g", "1", "-m", "2"},
 		{"-g", "4", "-m", "2"},
 		{"-g", "3", "-u", "1"},
 		{"-g", "3", "--check-timed"},
@@ -162,7 +164,7 @@ func TestDeviceKernelsVariants(t *testing.T) {
 }
 
 // TestDeviceGinVariants: the GIN kernels with ranks on several threads
-// (-t), -m 2 (launches back to back: the signals go on from the last
+// (-t; with one rank a thread, inline), -m 2 (launches back to back: the signals go on from the last
 // one), -u 1 and --check-timed, on two hosts: each still 0 wrong.
 func TestDeviceGinVariants(t *testing.T) {
 	cleanBwEnv(t)
@@ -173,6 +175,8 @@ func TestDeviceGinVariants(t *testing.T) {
 		{"-g", "4", "-m", "2"},
 		{"-g", "4", "-u", "1"},
 		{"-g", "2", "--check-timed"},
+		{"-t", "4", "-g", "1"},
+		{"-t", "4", "-g", "1", "-m", "2"},
 	} {
 		d := 3 + i%2
 		t.Run(fmt.Sprintf("D%d/%s", d, strings.Join(extra, " ")), func(t *testing.T) {

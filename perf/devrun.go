@@ -132,29 +132,15 @@ type devRank struct {
 	// rank, resolved once (LsaPointer at offset 0): the windows stay put
 	// while registered.
 	peerSend, peerRecv [][]byte
-	coops              []*coop // by index; coop k runs on worker k (0: the stream goroutine)
-
-	// The stream: launches run one after another, each once the last one
-	// finished on every coop (as kernels on one CUDA stream).
-	mu      sync.Mutex
-	cond    sync.Cond
-	queue   []devLaunch // launched: appended by the rank's driving thread (under mu)
-	head    int         // queue[head:] are not started: taken by the stream goroutine (under mu)
-	pending int         // launched, not finished (under mu)
-	err     error       // the first launch's failure, sticky (under mu)
-	closed  bool        // no more launches: the stream goroutine ends (under mu)
-
-	// work[k] hands a launch to coop k's worker (k >= 1); its result comes
-	// back in errs[k] (written by the worker before done.Done, read by the
-	// stream goroutine after done.Wait).
-	work []chan coopJob
-	errs []error
-	done sync.WaitGroup
+	coops              []*coop // by index: coop k's scratch, used by whichever worker runs coop k
+	stream             *ccl.DevStream
+	inline             bool // the rank's thread drives it alone: launches run on it (DevStreamOptions.Inline)
 }
 
 // newDevRanks makes every rank's device communicator and stream, with
-// kernel k at v coops per rank over the ranks' windows syms.
-func newDevRanks(comms []Comm, syms []*symRank, k *devKernel, v int) ([]*devRank, error) {
+// kernel k at v coops per rank over the ranks' windows syms; inline when
+// each rank has a thread of its own (-g 1).
+func newDevRanks(comms []Comm, syms []*symRank, k *devKernel, v int, inline bool) ([]*devRank, error) {
 	devs := make([]*devRank, len(comms))
 	err := eachRank(comms, func(i int, c Comm) error {
 		if k.gin {
@@ -166,8 +152,7 @@ func newDevRanks(comms []Comm, syms []*symRank, k *devKernel, v int) ([]*devRank
 		if err != nil {
 			return fmt.Errorf("rank %d: %w", c.Rank(), err)
 		}
-		devs[i] = &devRank{Comm: c, d: d, kernel: k, v: v, sym: syms[i]}
-		devs[i].cond.L = &devs[i].mu
+		devs[i] = &devRank{Comm: c, d: d, kernel: k, v: v, sym: syms[i], inline: inline}
 		return nil
 	})
 	if err != nil {
@@ -230,38 +215,46 @@ func (r *devRank) start() error {
 			}
 		}
 	}
-	r.work, r.errs = make([]chan coopJob, r.v), make([]error, r.v)
-	for k := 1; k < r.v; k++ {
-		r.work[k] = make(chan coopJob)
-		go r.worker(k)
-	}
-	go r.stream()
-	return nil
+	var err error
+	r.stream, err = d.NewStream(ccl.DevStreamOptions{Coops: r.v, Inline: r.inline})
+	return err
 }
 
-// launch enqueues one launch of the kernel: a call of the timed collective.
+// launch launches one call of the timed collective: the kernel on every
+// coop, after (in place, when the kernel has one) its stage on every coop.
 func (r *devRank) launch(l devLaunch) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.err != nil {
-		return r.err
+	body := func(k int) error {
+		c := r.coops[k]
+		c.l = &l
+		err := r.kernel.coop(c)
+		c.l = nil
+		return err
 	}
-	r.queue = append(r.queue, l)
-	r.pending++
-	r.cond.Broadcast()
+	if st := r.kernel.stage; st != nil && l.inPlace {
+		stage := func(k int) error {
+			c := r.coops[k]
+			c.l = &l
+			st(c)
+			c.l = nil
+			return nil
+		}
+		return r.wrap(r.stream.Launch(stage, body))
+	}
+	return r.wrap(r.stream.Launch(body))
+}
+
+// wrap names the kernel in a launch's failure.
+func (r *devRank) wrap(err error) error {
+	if err != nil {
+		return fmt.Errorf("-D %s: %w", r.kernel.impl, err)
+	}
 	return nil
 }
 
 // Synchronize waits for every launch, then for the rank's own stream.
 func (r *devRank) Synchronize() error {
-	r.mu.Lock()
-	for r.pending > 0 {
-		r.cond.Wait()
-	}
-	err := r.err
-	r.mu.Unlock()
-	if err != nil {
-		return err
+	if err := r.stream.Synchronize(); err != nil {
+		return r.wrap(err)
 	}
 	return r.Comm.Synchronize()
 }
@@ -270,94 +263,15 @@ func (r *devRank) Synchronize() error {
 // ran, over how many hosts (LSA teams).
 func (r *devRank) LastChoice() ccl.Choice { return ccl.Choice{NHosts: r.d.NRanks / r.d.LsaSize} }
 
-// stream runs the launches in order until the rank closes.
-func (r *devRank) stream() {
-	for {
-		r.mu.Lock()
-		for r.head == len(r.queue) && !r.closed {
-			r.cond.Wait()
-		}
-		if r.head == len(r.queue) { // closed
-			r.mu.Unlock()
-			for _, ch := range r.work[1:] {
-				close(ch)
-			}
-			return
-		}
-		l := r.queue[r.head]
-		r.head++
-		if r.head == len(r.queue) { // drained: the next launches reuse the array
-			r.queue, r.head = r.queue[:0], 0
-		}
-		failed := r.err != nil
-		r.mu.Unlock()
-		var err error
-		if !failed { // after a failure the rest only drain (Synchronize reports the first)
-			err = r.run(&l)
-		}
-		r.mu.Lock()
-		if err != nil && r.err == nil {
-			r.err = fmt.Errorf("rank %d: -D %s kernel: %w", r.d.Rank, r.kernel.impl, err)
-		}
-		r.pending--
-		r.cond.Broadcast()
-		r.mu.Unlock()
-	}
-}
-
-// coopJob is one phase of a launch for one coop's worker.
-type coopJob struct {
-	l *devLaunch
-	f func(c *coop) error
-}
-
-// run runs one launch: in place, the kernel's stage on every coop first
-// (all done before any coop goes on), then the kernel on every coop.
-func (r *devRank) run(l *devLaunch) error {
-	if st := r.kernel.stage; st != nil && l.inPlace {
-		if err := r.phase(coopJob{l: l, f: func(c *coop) error { st(c); return nil }}); err != nil {
-			return err
-		}
-	}
-	return r.phase(coopJob{l: l, f: r.kernel.coop})
-}
-
-// phase runs j on every coop: coop 0 here, the others on their workers.
-func (r *devRank) phase(j coopJob) error {
-	r.done.Add(r.v - 1)
-	for k := 1; k < r.v; k++ {
-		r.work[k] <- j
-	}
-	r.errs[0] = r.runCoop(0, j)
-	r.done.Wait()
-	return errors.Join(r.errs...)
-}
-
-func (r *devRank) worker(k int) {
-	for j := range r.work[k] {
-		r.errs[k] = r.runCoop(k, j)
-		r.done.Done()
-	}
-}
-
-func (r *devRank) runCoop(k int, j coopJob) error {
-	c := r.coops[k]
-	c.l = j.l
-	err := j.f(c)
-	c.l = nil
-	return err
-}
-
 // closeDevRanks stops the streams and destroys the device communicators.
 func closeDevRanks(devs []*devRank) {
 	for _, r := range devs {
 		if r == nil {
 			continue
 		}
-		r.mu.Lock()
-		r.closed = true
-		r.cond.Broadcast()
-		r.mu.Unlock()
+		if r.stream != nil {
+			r.stream.Close()
+		}
 		r.d.Destroy()
 	}
 }

@@ -182,7 +182,7 @@ func (e *engine) newRunner(comms []Comm) (*runner, error) {
 	}
 	r.bufs = allocBuffers(len(comms), e.o.MaxBytes, e.o.Unalign, !mirrored, e.o.Check > 0 || e.o.CheckTimed, e.o.Bitwise > 0, r.syms)
 	if e.dev != nil {
-		devs, err := newDevRanks(comms, r.syms, e.dev, e.o.DeviceCTAs)
+		devs, err := newDevRanks(comms, r.syms, e.dev, e.o.DeviceCTAs, e.o.RanksPerThread == 1)
 		if err != nil {
 			r.close(false)
 			return nil, fmt.Errorf("-D %d: %w", e.o.DeviceImpl, err)

@@ -66,8 +66,9 @@ func (t *lsaBarriers) makeWaiters(w *world, j *job) {
 	for _, c := range w.local {
 		local[c.rank] = true
 	}
-	// Spin first only when every coop of this process has a processor.
-	spin := len(w.local)*t.count <= w.spinProcs
+	// Spin as the stack's runners do, a coop a runner (a stream
+	// adjusts its rank's to the goroutines it runs the coops on).
+	waiting, procs := len(w.local)*t.count, w.freeProcs()
 	for l := range t.waiters {
 		t.waiters[l] = make([]*proto.Waiter, t.count)
 		for i := range t.count {
@@ -80,9 +81,7 @@ func (t *lsaBarriers) makeWaiters(w *world, j *job) {
 			default:
 				wt = w.waiterFor(nil)
 			}
-			if spin {
-				wt.SpinFor = proto.DefaultSpinFor
-			}
+			spinning(wt, waiting, procs)
 			t.waiters[l][i] = wt
 		}
 	}

@@ -4,15 +4,24 @@
 # (5) rounds, -I 1 medians to JSONL in OUT; summarise with
 # python3 scripts/devapi/summary.py OUT.
 #
-#   BIN=dir OUT=dir bash scripts/devapi/measure.sh
+#   BIN=dir OUT=dir [RANKS="2 4"] [ROUNDS=5] [THREADS=1] [CONFIGS="ar-D2V1 ..."] bash scripts/devapi/measure.sh
 #
-# BIN holds builds of cmd/allreduce_perf and cmd/alltoall_perf.
+# BIN holds builds of cmd/allreduce_perf and cmd/alltoall_perf. THREADS=1
+# gives each rank a thread of its own (-t N -g 1: launches run inline on
+# it) instead of one thread driving every rank (-g N, as nccl-tests runs
+# one process's GPUs). CONFIGS picks configurations by name (default all).
 set -u
 BIN=${BIN:?}; OUT=${OUT:-devapi-out}; mkdir -p "$OUT"
-common=(-b 8 -e 64K -f 2 -n 100 -w 20 -c 0 -I 1 --out-of-place-only)
+common=(-b "${MINBYTES:-8}" -e 64K -f "${STEP:-2}" -n "${ITERS:-100}" -w 20 -c 0 -I 1 --out-of-place-only)
 for round in $(seq "${ROUNDS:-5}"); do
 	for g in ${RANKS:-2 4}; do
-		run() { local name=$1; shift; "$@" "${common[@]}" -g "$g" --out "$OUT/$name.g$g.r$round.jsonl" >/dev/null || echo "$name g$g: rc=$?"; }
+		lay=(-g "$g")
+		[ -n "${THREADS:-}" ] && lay=(-t "$g" -g 1)
+		run() {
+			local name=$1; shift
+			[ -n "${CONFIGS:-}" ] && [[ " $CONFIGS " != *" $name "* ]] && return
+			${TIMEOUT:+timeout "$TIMEOUT"} "$@" "${common[@]}" "${lay[@]}" --out "$OUT/$name.g$g.r$round.jsonl" >/dev/null || echo "$name g$g: rc=$?"
+		}
 		run ar-D2V1 "$BIN/allreduce_perf" -R 2 -D 2 -V 1
 		run ar-D2V4 "$BIN/allreduce_perf" -R 2 -D 2 -V 4
 		run ar-D2V16 "$BIN/allreduce_perf" -R 2 -D 2 -V 16

@@ -1,0 +1,311 @@
+// devstream.go: a rank's stream of device-kernel launches. A launch runs
+// its coops (the CPU's CTAs) on the rank's coop workers, in waves when
+// the coops outnumber the workers, as a GPU runs a grid larger than its
+// SMs; launches run one after another, as kernels on one CUDA stream.
+//
+// Waves are safe because the device API's waits pair coops of one index
+// only (coop k waits at barrier k, for signal k): every rank runs coop k
+// on worker k % W, after the coops below it on that worker, so the
+// lowest unfinished index always runs on every rank that has not
+// finished it.
+//
+// The hand-offs (a launch to the stream goroutine, a phase to the
+// workers, the end back to Synchronize) are atomic counters with a
+// proto.Waiter each: spin while every goroutine has a processor, then
+// yield, then park, as the stack's channels wait.
+
+package ccl
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gccl/gccl/lib/proto"
+)
+
+// DevStreamOptions say how a rank's stream runs its launches.
+type DevStreamOptions struct {
+	// Coops is each launch's coops (-V): coop k uses barrier index k, so
+	// the device communicator needs at least as many barriers.
+	Coops int
+	// Inline: the goroutine that launches drives this rank alone, so a
+	// launch runs on it and has finished when Launch returns (no stream
+	// goroutine, no hand-off). Leave it false when one goroutine drives
+	// several ranks of a process (nccl-tests' -g): one rank's kernel
+	// waits at barriers for the others', which must run meanwhile.
+	Inline bool
+}
+
+// DevStream is one rank's stream of kernel launches. Launch and
+// Synchronize are called by the rank's driving goroutine.
+type DevStream struct {
+	d       *DevComm
+	coops   int
+	workers int // goroutines a launch's coops run on, the runner included
+	inline  bool
+
+	mu    sync.Mutex
+	queue []devJob // launched, not started: appended by Launch, taken by the stream goroutine (under mu)
+	err   error    // the first launch's failure, sticky (under mu)
+
+	// launched is written (Add) by Launch after queueing, read by the
+	// stream goroutine and Synchronize; finished is written by the runner
+	// after each launch, read by Synchronize.
+	launched, finished atomic.Uint64
+	idle               *proto.Waiter // the stream goroutine waits here for launches
+	done               *proto.Waiter // Synchronize waits here for finished
+	join               *proto.Waiter // the runner waits here for the workers' phase ends
+	// joined counts the workers that ended the current phase: reset by
+	// the runner before it hands a phase out, added to by the workers.
+	joined atomic.Int32
+	ws     []*coopWorker // workers 1..W-1 (the runner is worker 0)
+	quit   *proto.Abort  // Close: the idle waits end
+	closed atomic.Bool   // written by Close, read by the idle waits
+}
+
+// devJob is one launch: its phases, each run on every coop, all coops of
+// one phase done before any coop starts the next.
+type devJob []func(coop int) error
+
+// coopWorker is a goroutine that runs its share of each phase's coops.
+type coopWorker struct {
+	// seq counts the phases handed to the worker: written (Add) by the
+	// runner after it set phase, read by the worker, which then reads
+	// phase (the atomic orders the two).
+	seq   atomic.Uint64
+	phase func(coop int) error
+	err   error // written by the worker before joined.Add, read by the runner after the join
+	w     *proto.Waiter
+}
+
+// NewStream starts rank d's stream of launches of o.Coops coops each.
+func (d *DevComm) NewStream(o DevStreamOptions) (*DevStream, error) {
+	if err := d.usable(); err != nil {
+		return nil, fmt.Errorf("ccl: NewStream: %w", err)
+	}
+	if o.Coops < 1 {
+		return nil, fmt.Errorf("ccl: NewStream: %d coops: want at least 1", o.Coops)
+	}
+	w := d.c.w
+	procs := w.freeProcs()
+	workers, waiting := coopWorkers(o.Coops, len(w.local), procs, o.Inline)
+	return d.newStream(o, workers, waiting, procs), nil
+}
+
+// newStream is NewStream with the workers given, and the goroutines that
+// wait at once on procs processors (how they spin).
+func (d *DevComm) newStream(o DevStreamOptions, workers, waiting, procs int) *DevStream {
+	s := &DevStream{d: d, coops: o.Coops, workers: workers, inline: o.Inline, quit: proto.NewAbort()}
+	waiter := func() *proto.Waiter {
+		wt := proto.NewWaiter(s.quit, 0) // idle is not late: no timeout (the coops' own waits have it)
+		spinning(wt, waiting, procs)
+		return wt
+	}
+	s.idle, s.done, s.join = waiter(), waiter(), waiter()
+	// The barrier waits of this rank's coops spin as the stream does:
+	// set before any launch, read only by this rank's coops.
+	if d.lsa != nil && d.lsa.waiters != nil {
+		for i, wt := range d.lsa.waiters[d.LsaRank] {
+			if i < o.Coops {
+				spinning(wt, waiting, procs)
+			}
+		}
+	}
+	for range workers - 1 {
+		cw := &coopWorker{w: waiter()}
+		s.ws = append(s.ws, cw)
+	}
+	for i, cw := range s.ws {
+		go s.work(i+1, cw)
+	}
+	if !o.Inline {
+		go s.stream()
+	}
+	return s
+}
+
+// spinning sets a coop's or a stream's waiter to wait as the stack's
+// runners do (planSpin) when goroutines of this process wait at once on
+// procs processors: on a host of 8 or more, a long spin without back-off
+// while they fit (a peer that misses a short spin parks, and its wake-up
+// makes the next one late in turn: a convoy that made 32 ranks' 16 B
+// allreduce -D 2 take milliseconds on 64 cores with 20 us spins;
+// PERFORMANCE: "The Device API kernels").
+func spinning(wt *proto.Waiter, goroutines, procs int) {
+	wt.SpinFor, wt.NoBackOff = planSpin(goroutines, procs)
+}
+
+// coopWorkers is how many goroutines run a launch's coops on a rank of a
+// process holding local ranks with procs processors, and how many
+// goroutines of the process wait at once: a worker per coop while the
+// processors last (one left for the goroutine that drives the ranks when
+// launches go to stream goroutines), at least one.
+func coopWorkers(coops, local, procs int, inline bool) (workers, waiting int) {
+	free := procs
+	if !inline {
+		free-- // the driving goroutine's
+	}
+	local = max(local, 1)
+	workers = min(coops, max(1, free/local))
+	waiting = local * workers
+	if !inline {
+		waiting++
+	}
+	return workers, waiting
+}
+
+// Workers is how many goroutines run each launch's coops.
+func (s *DevStream) Workers() int { return s.workers }
+
+// Launch runs phases on every coop after the launches before it: at once
+// on the calling goroutine (Inline), else on the stream goroutine. The
+// first failure is sticky: later launches fail with it.
+func (s *DevStream) Launch(phases ...func(coop int) error) error {
+	s.mu.Lock()
+	if s.err != nil {
+		err := s.err
+		s.mu.Unlock()
+		return err
+	}
+	if s.inline {
+		s.mu.Unlock()
+		s.launched.Add(1)
+		s.finish(s.run(phases))
+		return s.Err()
+	}
+	s.queue = append(s.queue, phases)
+	s.mu.Unlock()
+	s.launched.Add(1)
+	s.idle.Wake()
+	return nil
+}
+
+// Synchronize waits until every launch so far finished and returns the
+// first failure.
+func (s *DevStream) Synchronize() error {
+	target := s.launched.Load()
+	if s.finished.Load() < target {
+		err := s.done.Wait(func() bool { return s.finished.Load() >= target }, func() string {
+			return fmt.Sprintf("rank %d's launches: %d of %d finished", s.d.Rank, s.finished.Load(), target)
+		})
+		if err != nil {
+			return fmt.Errorf("ccl: DevStream.Synchronize: %w", err)
+		}
+	}
+	return s.Err()
+}
+
+// Err is the stream's first launch failure.
+func (s *DevStream) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// Close stops the stream's goroutines (after Synchronize: launches not
+// started are dropped).
+func (s *DevStream) Close() {
+	if s.closed.Swap(true) {
+		return
+	}
+	s.quit.Trigger(errors.New("ccl: the device stream is closed"))
+}
+
+// finish records a launch's end.
+func (s *DevStream) finish(err error) {
+	if err != nil {
+		s.mu.Lock()
+		if s.err == nil {
+			s.err = fmt.Errorf("rank %d: kernel: %w", s.d.Rank, err)
+		}
+		s.mu.Unlock()
+	}
+	s.finished.Add(1)
+	s.done.Wake()
+}
+
+// stream runs the queued launches in order until Close.
+func (s *DevStream) stream() {
+	var taken uint64
+	for {
+		err := s.idle.Wait(func() bool { return s.launched.Load() > taken || s.closed.Load() }, func() string { return "launches" })
+		if err != nil || s.closed.Load() {
+			return
+		}
+		s.mu.Lock()
+		job := s.queue[0]
+		s.queue[0] = nil
+		s.queue = s.queue[1:]
+		if len(s.queue) == 0 {
+			s.queue = s.queue[:0:0] // drained: let the array go
+		}
+		failed := s.err != nil
+		s.mu.Unlock()
+		taken++
+		if failed { // after a failure the rest only drain (Synchronize reports the first)
+			s.finish(nil)
+			continue
+		}
+		s.finish(s.run(job))
+	}
+}
+
+// run runs a launch's phases on the calling goroutine (worker 0) and the
+// workers.
+func (s *DevStream) run(phases devJob) error {
+	for _, f := range phases {
+		if err := s.phase(f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// phase runs f on every coop and returns once all ended.
+func (s *DevStream) phase(f func(coop int) error) error {
+	if len(s.ws) == 0 {
+		return s.share(0, f)
+	}
+	s.joined.Store(0)
+	for _, cw := range s.ws {
+		cw.phase = f
+		cw.seq.Add(1)
+		cw.w.Wake()
+	}
+	err := s.share(0, f)
+	n := int32(len(s.ws))
+	if jerr := s.join.Wait(func() bool { return s.joined.Load() == n }, func() string { return "the coop workers" }); jerr != nil {
+		return errors.Join(err, jerr)
+	}
+	for _, cw := range s.ws {
+		err = errors.Join(err, cw.err)
+	}
+	return err
+}
+
+// share runs f on worker w's coops: w, w+W, w+2W, ...
+func (s *DevStream) share(w int, f func(coop int) error) error {
+	for k := w; k < s.coops; k += s.workers {
+		if err := f(k); err != nil {
+			return fmt.Errorf("coop %d: %w", k, err)
+		}
+	}
+	return nil
+}
+
+// work is worker w's goroutine: its share of every phase until Close.
+func (s *DevStream) work(w int, cw *coopWorker) {
+	var seen uint64
+	for {
+		err := cw.w.Wait(func() bool { return cw.seq.Load() > seen || s.closed.Load() }, func() string { return "a phase" })
+		if err != nil || s.closed.Load() {
+			return
+		}
+		seen++
+		cw.err = s.share(w, cw.phase)
+		s.joined.Add(1)
+		s.join.Wake()
+	}
+}

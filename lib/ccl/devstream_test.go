@@ -1,0 +1,248 @@
+package ccl
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// TestCoopWorkers checks the workers and the waiting goroutines of every
+// small layout: at least one worker, at most one per coop, one per coop
+// while the processors last, no more workers than processors unless one a
+// rank, and the waiting goroutines every rank's workers (and, for a
+// stream, the driving goroutine).
+func TestCoopWorkers(t *testing.T) {
+	for coops := 1; coops <= 20; coops++ {
+		for local := 1; local <= 12; local++ {
+			for procs := 1; procs <= 70; procs++ {
+				for _, inline := range []bool{false, true} {
+					w, waiting := coopWorkers(coops, local, procs, inline)
+					free, driver := procs, 0
+					if !inline {
+						free, driver = procs-1, 1
+					}
+					where := fmt.Sprintf("coops %d, local %d, procs %d, inline %v: %d workers, %d waiting", coops, local, procs, inline, w, waiting)
+					switch {
+					case w < 1 || w > coops:
+						t.Fatalf("%s: want 1..%d workers", where, coops)
+					case waiting != local*w+driver:
+						t.Fatalf("%s: want %d waiting", where, local*w+driver)
+					case coops*local <= free && w != coops:
+						t.Fatalf("%s: the processors fit a worker per coop", where)
+					case w > 1 && local*w > free:
+						t.Fatalf("%s: more workers than processors", where)
+					}
+				}
+			}
+		}
+	}
+}
+
+// streamsT makes every rank's stream with the given workers (by rank),
+// their waits spinning long (spin) or backing off and parking, closed
+// when the test ends.
+func streamsT(t *testing.T, ds []*DevComm, o DevStreamOptions, workers func(r int) int, spin bool) []*DevStream {
+	t.Helper()
+	ss := make([]*DevStream, len(ds))
+	procs := 1 // waits that back off and park early
+	if spin {
+		procs = 64 // waits that spin long
+	}
+	for r, d := range ds {
+		ss[r] = d.newStream(o, workers(r), len(ds)*workers(r), procs)
+	}
+	t.Cleanup(func() {
+		for _, s := range ss {
+			s.Close()
+		}
+	})
+	return ss
+}
+
+// TestDevStreamWaves runs the reference LSA allreduce kernel through
+// streams whose coops outnumber their workers, the ranks running
+// different numbers of workers (waves of different shapes), inline and
+// on stream goroutines, several launches queued before each Synchronize,
+// and checks every sum exactly.
+func TestDevStreamWaves(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 5} {
+		for _, inline := range []bool{false, true} {
+			for _, spin := range []bool{false, true} {
+				t.Run(fmt.Sprintf("n=%d/inline=%v/spin=%v", n, inline, spin), func(t *testing.T) {
+					comms := initT(t, n, Config{})
+					const v, count, iters, queued = 7, 700, 4, 3
+					ds := devT(t, comms, DevCommRequirements{LsaBarrierCount: v})
+					ss := streamsT(t, ds, DevStreamOptions{Coops: v, Inline: inline}, func(r int) int { return 1 + r%3 }, spin)
+					bufs := make([][]byte, 2*n)
+					for i := range bufs {
+						bufs[i] = make([]byte, 8*count*queued)
+					}
+					send := winT(t, comms, bufs[:n], WinCollSymmetric)
+					recv := winT(t, comms, bufs[n:2*n], WinCollSymmetric)
+					err := perRankErr(comms, func(c *Comm) error {
+						r := c.Rank()
+						d, s := ds[r], ss[r]
+						mine, _ := d.LocalPointer(send[r], 0)
+						out, _ := d.LocalPointer(recv[r], 0)
+						for it := range iters {
+							// queued launches, each on its own slice of the windows
+							for q := range queued {
+								for i := range count {
+									binary.LittleEndian.PutUint64(mine[8*(q*count+i):], allReduceInput(r, i, it*queued+q))
+								}
+							}
+							for q := range queued {
+								err := s.Launch(func(k int) error {
+									return sliceAllReduceCoop(d, send[r], recv[r], q*count, count, v, k)
+								})
+								if err != nil {
+									return err
+								}
+							}
+							if err := s.Synchronize(); err != nil {
+								return err
+							}
+							for q := range queued {
+								for i := range count {
+									var want uint64
+									for p := range n {
+										want += allReduceInput(p, i, it*queued+q)
+									}
+									if got := binary.LittleEndian.Uint64(out[8*(q*count+i):]); got != want {
+										return fmt.Errorf("iteration %d, launch %d: rank %d's element %d is %d, want %d", it, q, r, i, got, want)
+									}
+								}
+							}
+						}
+						return nil
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+				})
+			}
+		}
+	}
+}
+
+// sliceAllReduceCoop is lsaAllReduceCoop on the count elements from
+// element first of the windows.
+func sliceAllReduceCoop(d *DevComm, send, recv *Window, first, count, v, k int) error {
+	bar, err := d.LsaBarrier(k)
+	if err != nil {
+		return err
+	}
+	if err := bar.Sync(); err != nil {
+		return err
+	}
+	share, shares := k*d.LsaSize+d.LsaRank, v*d.LsaSize
+	lo, hi := first+share*count/shares, first+(share+1)*count/shares
+	for i := lo; i < hi; i++ {
+		var sum uint64
+		for p := range d.LsaSize {
+			src, _ := d.LsaPointer(send, 0, p)
+			sum += binary.LittleEndian.Uint64(src[8*i:])
+		}
+		for p := range d.LsaSize {
+			dst, _ := d.LsaPointer(recv, 0, p)
+			binary.LittleEndian.PutUint64(dst[8*i:], sum)
+		}
+	}
+	return bar.Sync()
+}
+
+// TestDevStreamOrder: launches run one after another in launch order,
+// and a launch's phases each end on every coop before the next starts.
+func TestDevStreamOrder(t *testing.T) {
+	for _, inline := range []bool{false, true} {
+		t.Run(fmt.Sprint("inline=", inline), func(t *testing.T) {
+			comms := initT(t, 1, Config{})
+			const v, launches = 6, 50
+			ds := devT(t, comms, DevCommRequirements{})
+			s := streamsT(t, ds, DevStreamOptions{Coops: v, Inline: inline}, func(int) int { return 4 }, false)[0]
+			var mu sync.Mutex
+			var log []string
+			var staged [v]atomic.Int32
+			var bad atomic.Value
+			for l := range launches {
+				stage := func(k int) error {
+					staged[k].Store(int32(l + 1))
+					return nil
+				}
+				body := func(k int) error {
+					for j := range v {
+						if got := staged[j].Load(); got != int32(l+1) {
+							bad.Store(fmt.Sprintf("launch %d, coop %d: coop %d's stage is at launch %d", l, k, j, got-1))
+						}
+					}
+					mu.Lock()
+					log = append(log, fmt.Sprint(l))
+					mu.Unlock()
+					return nil
+				}
+				if err := s.Launch(stage, body); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.Synchronize(); err != nil {
+				t.Fatal(err)
+			}
+			if b := bad.Load(); b != nil {
+				t.Fatal(b)
+			}
+			if len(log) != launches*v {
+				t.Fatalf("%d coop runs, want %d", len(log), launches*v)
+			}
+			for i, e := range log {
+				if e != fmt.Sprint(i/v) {
+					t.Fatalf("run %d belongs to launch %s, want %d: launches overlapped or ran out of order", i, e, i/v)
+				}
+			}
+		})
+	}
+}
+
+// TestDevStreamFailure: a coop's failure is reported by Synchronize,
+// naming the rank and the coop, and sticks: the launches after it fail
+// at once and do not run.
+func TestDevStreamFailure(t *testing.T) {
+	for _, inline := range []bool{false, true} {
+		t.Run(fmt.Sprint("inline=", inline), func(t *testing.T) {
+			comms := initT(t, 1, Config{})
+			ds := devT(t, comms, DevCommRequirements{})
+			s := streamsT(t, ds, DevStreamOptions{Coops: 4, Inline: inline}, func(int) int { return 2 }, true)[0]
+			boom := errors.New("boom")
+			var after atomic.Int32
+			s.Launch(func(k int) error {
+				if k == 3 {
+					return boom
+				}
+				return nil
+			})
+			s.Launch(func(int) error { after.Add(1); return nil })
+			err := s.Synchronize()
+			if !errors.Is(err, boom) || !strings.Contains(err.Error(), "rank 0") || !strings.Contains(err.Error(), "coop 3") {
+				t.Fatalf("Synchronize: %v, want boom naming rank 0 and coop 3", err)
+			}
+			if n := after.Load(); n != 0 {
+				t.Fatalf("%d coops of the launch after the failure ran", n)
+			}
+			if err := s.Launch(func(int) error { return nil }); !errors.Is(err, boom) {
+				t.Fatalf("a launch after the failure: %v, want the first failure", err)
+			}
+		})
+	}
+}
+
+// TestNewStreamBadInput: coops below 1 are refused, naming the value.
+func TestNewStreamBadInput(t *testing.T) {
+	comms := initT(t, 1, Config{})
+	d := devT(t, comms, DevCommRequirements{})[0]
+	if _, err := d.NewStream(DevStreamOptions{Coops: 0}); err == nil || !strings.Contains(err.Error(), "0 coops") {
+		t.Fatalf("NewStream with 0 coops: %v", err)
+	}
+}
