@@ -205,14 +205,9 @@ type state struct {
 	version int // schema version; 0 for an empty database
 }
 
-// querier is a *sql.DB or a *sql.Tx.
-type querier interface {
-	QueryRow(query string, args ...any) *sql.Row
-}
-
 // state reads the application id, the schema objects and the schema
 // version, refusing a database that is not a history or is newer.
-func (s *Store) state(q querier) (state, error) {
+func (s *Store) state(q queryer) (state, error) {
 	var id int64
 	if err := q.QueryRow("PRAGMA application_id").Scan(&id); err != nil {
 		return state{}, s.notHistory(err)
