@@ -127,8 +127,9 @@ func TestImportTable(t *testing.T) {
 
 // TestNoDiagonalImports: the layers' rules. The harness reaches neither
 // the gate nor the tuner; plots draw what their caller decided; the gate
-// reads records, not the stack; the cost model prices the board from its
-// layout alone; the library reaches nothing above it.
+// reads records, not the stack; the results store keeps records, not the
+// stack; the cost model prices the board from its layout alone; the
+// library reaches nothing above it.
 func TestNoDiagonalImports(t *testing.T) {
 	deps := imports(t, "../..")
 	rules := []struct {
@@ -140,6 +141,7 @@ func TestNoDiagonalImports(t *testing.T) {
 		{"ci", []string{"lib/ccl", "perf", "plots", "tuner"}},
 		{"lib/tuning", []string{"lib/board", "lib/ccl"}},
 		{"results", []string{"lib/ccl", "perf", "ci", "tuner", "plots"}},
+		{"history", []string{"lib/ccl", "lib/tuning", "perf", "plots", "tuner", "tuner/cli"}},
 	}
 	for _, r := range rules {
 		if _, ok := deps[r.from]; !ok {
@@ -161,6 +163,13 @@ func TestNoDiagonalImports(t *testing.T) {
 			if !strings.HasPrefix(d, "lib/") && !strings.HasPrefix(d, "internal/") {
 				t.Errorf("%s (the library) reaches %s", dir, d)
 			}
+		}
+	}
+	// The results store keeps records: it reads them (results) and keys
+	// them as the gate does (ci), and reaches nothing of the stack.
+	for d := range closure(deps, "history") {
+		if strings.HasPrefix(d, "lib/") {
+			t.Errorf("history (the results store) reaches %s", d)
 		}
 	}
 	if !slices.Contains(deps["perf"], "lib/ccl") {

@@ -26,6 +26,7 @@ commands:
   gate        regression gate: compare a candidate with a baseline (exit 0 pass, 1 regression, 2 bad input)
   baseline    record result files as a new baseline for gate
   plugin      build gccl's NCCL tuner plugin (a .so for NCCL_TUNER_PLUGIN that applies table --nccl-csv)
+  history     keep every run per commit in one SQLite file: add, list, export, import
 
 Run "tune <command> --help" for a command's flags; "tune --version" prints the version.
 `
@@ -59,6 +60,8 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return baselineCmd(args[1:], stdout, stderr)
 	case "plugin":
 		return pluginCmd(args[1:], stdout, stderr)
+	case "history":
+		return historyCmd(args[1:], stdout, stderr)
 	case perfCommand:
 		return perfChild(args[1:], stdout, stderr)
 	case "-h", "--help", "help":

@@ -10,7 +10,8 @@ import (
 	"github.com/gccl/gccl/perf"
 )
 
-var subcommands = []string{"sweep", "fit", "constants", "choices", "table", "validate", "plot", "gate", "baseline", "plugin"}
+var subcommands = []string{"sweep", "fit", "constants", "choices", "table", "validate", "plot", "gate", "baseline", "plugin",
+	"history add", "history list", "history export", "history import"}
 
 // flagLine is one line of pflag's PrintDefaults: "  -b, --minbytes string   usage".
 var flagLine = regexp.MustCompile(`^  (?:-(\w), )?\s*--([\w-]+)(?: (\w+))?\s{2,}(\S.*)$`)
@@ -25,7 +26,7 @@ type helpFlag struct{ short, long, value, usage string }
 // any line of the flags block that is not one.
 func helpFlags(t *testing.T, cmd string) []helpFlag {
 	t.Helper()
-	code, stdout, stderr := runCLI(cmd, "--help")
+	code, stdout, stderr := runCLI(append(strings.Fields(cmd), "--help")...)
 	if code != exitOK {
 		t.Fatalf("tune %s --help: exit %d", cmd, code)
 	}

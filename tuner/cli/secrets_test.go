@@ -15,7 +15,8 @@ import (
 
 // TestNoSecretsInAnyFile runs every writer of result files (the perf
 // binaries' --out, --csv and -J in one process and across processes, tune
-// sweep in one process and across processes, tune baseline, tune table)
+// sweep in one process and across processes, tune baseline, tune table,
+// tune history add and export)
 // under a job token, cloud credentials and a launcher's job id, and greps
 // every file they wrote: neither the values nor the variables' names may
 // appear. The processes of --np get the launcher's own token and job id
@@ -65,6 +66,8 @@ func TestNoSecretsInAnyFile(t *testing.T) {
 			"-f", "8", "-n", "3", "-w", "1", "--max-time", "50ms", "--output", at("sweepnp.jsonl")},
 		{"baseline", "--output", at("base.jsonl"), at("g.jsonl"), at("np.jsonl"), at("sweep.jsonl")},
 		{"table", "--output", at("table.json"), "--nccl-csv", at("nccl_tuner.conf"), at("sweep.jsonl"), at("sweepnp.jsonl")},
+		{"history", "add", "--db", at("history.db"), "--commit", "c1", at("g.jsonl"), at("np.jsonl"), at("sweep.jsonl")},
+		{"history", "export", "--db", at("history.db"), "--output", at("history.jsonl")},
 	} {
 		if code, stdout, stderr := runCLI(args...); code != 0 {
 			t.Fatalf("tune %s: exit %d\n%s%s", args[0], code, stdout, stderr)
@@ -72,8 +75,8 @@ func TestNoSecretsInAnyFile(t *testing.T) {
 	}
 
 	files, _ := filepath.Glob(at("*"))
-	if len(files) < 11 {
-		t.Fatalf("the writers wrote %d files, want at least 11: %v", len(files), files)
+	if len(files) < 13 {
+		t.Fatalf("the writers wrote %d files, want at least 13: %v", len(files), files)
 	}
 	recorded := 0
 	for _, f := range files {
