@@ -126,7 +126,8 @@ func TestImportTable(t *testing.T) {
 }
 
 // TestNoDiagonalImports: the layers' rules. The harness reaches neither
-// the gate nor the tuner; plots draw what their caller decided; the gate
+// the gate nor the tuner; plots draw what their caller decided, and the
+// report renders what its caller hands in (no lib/, no perf); the gate
 // reads records, not the stack; the cost model prices the board from its
 // layout alone; the library reaches nothing above it.
 func TestNoDiagonalImports(t *testing.T) {
@@ -140,6 +141,7 @@ func TestNoDiagonalImports(t *testing.T) {
 		{"ci", []string{"lib/ccl", "perf", "plots", "tuner"}},
 		{"lib/tuning", []string{"lib/board", "lib/ccl"}},
 		{"results", []string{"lib/ccl", "perf", "ci", "tuner", "plots"}},
+		{"report", []string{"perf", "ci", "tuner", "tuner/cli", "plots"}},
 	}
 	for _, r := range rules {
 		if _, ok := deps[r.from]; !ok {
@@ -161,6 +163,12 @@ func TestNoDiagonalImports(t *testing.T) {
 			if !strings.HasPrefix(d, "lib/") && !strings.HasPrefix(d, "internal/") {
 				t.Errorf("%s (the library) reaches %s", dir, d)
 			}
+		}
+	}
+	// The report renders plain data: nothing of the stack under it.
+	for d := range closure(deps, "report") {
+		if strings.HasPrefix(d, "lib/") {
+			t.Errorf("report reaches %s", d)
 		}
 	}
 	if !slices.Contains(deps["perf"], "lib/ccl") {
