@@ -218,6 +218,9 @@ func TestChangeTable(t *testing.T) {
 		{Key: "down", Unit: "GB/s", Points: []RunPoint{{Commit: "c1", Value: 10}, {Commit: "c2", Value: 10}, {Commit: "c3", Value: 9}}, Changes: []ChangePoint{{Index: 2, Before: 10, After: 9, PValue: math.NaN()}}},
 	}}
 	page := render(t, p)
+	if want := "2 keys over up to 3 runs; 2 change points: 1 regression, 1 improvement."; !strings.Contains(page, want) {
+		t.Errorf("the summary does not say %q", want)
+	}
 	_, table, _ := strings.Cut(page, `id="change-table"`)
 	table, _, _ = strings.Cut(table, "</table>")
 	rows := strings.Split(table, "<tr>")[2:]
@@ -323,4 +326,34 @@ func BenchmarkWrite(b *testing.B) {
 		n = buf.Len()
 	}
 	b.ReportMetric(float64(n)/1e6, "MB/page")
+}
+
+// A value axis has 2 to 6 labels inside its range, all different, evenly
+// spaced, whatever its scale.
+func TestValueTicks(t *testing.T) {
+	for _, r := range [][2]float64{{0, 10}, {6.05, 6.21}, {1.89, 2.01}, {0.09075, 0.09375}, {-3, 3}, {0, 1e6}, {9.9999, 10.0001}, {0, 0.0123}} {
+		var labels []float64
+		seen := map[string]bool{}
+		for _, tk := range linearTicks(r[0], r[1]) {
+			if tk.Value < r[0]-1e-12 || tk.Value > r[1]+1e-12 {
+				t.Errorf("%v: tick %v outside", r, tk.Value)
+			}
+			if tk.Label == "" {
+				continue
+			}
+			if seen[tk.Label] || tk.Label == "-0" {
+				t.Errorf("%v: label %q twice, or a negative zero", r, tk.Label)
+			}
+			seen[tk.Label] = true
+			labels = append(labels, tk.Value)
+		}
+		if len(labels) < 2 || len(labels) > 6 {
+			t.Errorf("%v: %d labels %v, want 2 to 6", r, len(labels), labels)
+		}
+		for i := 2; i < len(labels); i++ {
+			if d1, d2 := labels[i]-labels[i-1], labels[1]-labels[0]; math.Abs(d1-d2) > 1e-9*math.Abs(d2) {
+				t.Errorf("%v: uneven labels %v", r, labels)
+			}
+		}
+	}
 }

@@ -23,27 +23,34 @@ func (c ChangePoint) regression(lowerIsBetter bool) bool {
 	return c.After < c.Before
 }
 
-// largestChange is the largest |change| of a series' change points; 0
-// when it has none (a change of unknown ratio counts as infinite).
-func (s KeySeries) largestChange() float64 {
-	m := 0.0
-	for _, c := range s.Changes {
-		d := math.Abs(c.change())
-		if math.IsNaN(d) {
-			d = math.Inf(1)
-		}
-		m = max(m, d)
+// stepSize is |change| of a change point, infinite when its ratio is
+// unknown (Before is 0).
+func (c ChangePoint) stepSize() float64 {
+	d := math.Abs(c.change())
+	if math.IsNaN(d) {
+		return math.Inf(1)
 	}
-	return m
+	return d
 }
 
-// movement is how far the newest point lies from the median of the ones
-// before it, relative to that median; 0 with fewer than 2 points or a
-// median of 0.
+// largest is a series' change point of the largest step; the series has
+// at least one.
+func (s KeySeries) largest() ChangePoint {
+	best := s.Changes[0]
+	for _, c := range s.Changes[1:] {
+		if c.stepSize() > best.stepSize() {
+			best = c
+		}
+	}
+	return best
+}
+
+// movement is the newest point relative to the median of the ones
+// before it, minus 1; NaN with fewer than 2 points or a median of 0.
 func (s KeySeries) movement() float64 {
 	n := len(s.Points)
 	if n < 2 {
-		return 0
+		return math.NaN()
 	}
 	prev := make([]float64, n-1)
 	for i, p := range s.Points[:n-1] {
@@ -51,9 +58,9 @@ func (s KeySeries) movement() float64 {
 	}
 	m := median(prev)
 	if m == 0 {
-		return 0
+		return math.NaN()
 	}
-	return math.Abs(s.Points[n-1].Value/m - 1)
+	return s.Points[n-1].Value/m - 1
 }
 
 // drawn picks the series drawn in full, at most n of them: those with
@@ -69,8 +76,8 @@ func drawn(series []KeySeries, n int) []int {
 	var cs []cand
 	for i, s := range series {
 		if len(s.Changes) > 0 {
-			cs = append(cs, cand{i, true, s.largestChange()})
-		} else if m := s.movement(); m > 0 {
+			cs = append(cs, cand{i, true, s.largest().stepSize()})
+		} else if m := math.Abs(s.movement()); m > 0 { // NaN > 0 is false
 			cs = append(cs, cand{i, false, m})
 		}
 	}

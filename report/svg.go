@@ -105,6 +105,7 @@ func curveSVG(c Curve) (template.HTML, error) {
 	}
 	p.X.Tick.Marker = sizeTicks(lo, hi)
 	p.Y.Min = min(0, p.Y.Min)
+	p.Y.Tick.Marker = valueTicks
 	return inlineSVG(p, curveW, curveH, "curve")
 }
 
@@ -143,6 +144,37 @@ func runTicks(n int) plot.Ticker {
 		if k > 1 {
 			ts = append(ts, plot.Tick{Value: float64(k), Label: strconv.Itoa(k)})
 		}
+	}
+	return ts
+}
+
+// valueTicks labels a linear axis at 1, 2 or 5 times a power of ten,
+// 2 to 6 labels, each written with the decimals its step needs (so no two
+// read alike), with an unlabelled tick halfway between labels.
+var valueTicks = plot.TickerFunc(linearTicks)
+
+func linearTicks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) || !finite(lo) || !finite(hi) {
+		return plot.DefaultTicks{}.Ticks(lo, hi)
+	}
+	span := hi - lo
+	mag := math.Pow(10, math.Floor(math.Log10(span/4)))
+	step := mag
+	for _, m := range []float64{1, 2, 5, 10} {
+		step = m * mag
+		if span/step <= 5 {
+			break
+		}
+	}
+	dec := max(0, -int(math.Floor(math.Log10(step)+1e-9)))
+	half := step / 2
+	var ts []plot.Tick
+	for k := math.Ceil(lo/half - 1e-9); k*half <= hi+half*1e-9; k++ {
+		t := plot.Tick{Value: k*half + 0} // + 0: no "-0"
+		if math.Mod(k, 2) == 0 {
+			t.Label = strconv.FormatFloat(t.Value, 'f', dec, 64)
+		}
+		ts = append(ts, t)
 	}
 	return ts
 }
@@ -230,6 +262,7 @@ func seriesSVG(s KeySeries) (template.HTML, error) {
 	p.Y.Min, p.Y.Max = lo, hi
 	p.X.Min, p.X.Max = 0.5, float64(len(s.Points))+0.5
 	p.X.Tick.Marker = runTicks(len(s.Points))
+	p.Y.Tick.Marker = valueTicks
 	p.Add(grid())
 	for _, c := range s.Changes {
 		l, err := changeLine(s, c, lo, hi, vg.Points(1.2), true)

@@ -124,10 +124,8 @@ func buildView(p Page) (*view, error) {
 		if full[i] {
 			row.Anchor = anchor(i)
 		}
-		row.Largest = num{"", ""}
 		if len(s.Changes) > 0 {
-			c := largest(s)
-			row.Largest = change(c.change())
+			row.Largest = change(s.largest().change())
 		}
 		v.Keys = append(v.Keys, row)
 		for _, c := range s.Changes {
@@ -155,21 +153,6 @@ func seriesMedian(s KeySeries) float64 {
 	return median(xs)
 }
 
-// largest is the change point of the largest step.
-func largest(s KeySeries) ChangePoint {
-	best, bestD := s.Changes[0], -1.0
-	for _, c := range s.Changes {
-		d := math.Abs(c.change())
-		if math.IsNaN(d) {
-			d = math.Inf(1)
-		}
-		if d > bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
-}
-
 func chartCaption(s KeySeries) string {
 	unit := ""
 	if s.Unit != "" {
@@ -177,29 +160,11 @@ func chartCaption(s KeySeries) string {
 	}
 	switch len(s.Changes) {
 	case 0:
-		return fmt.Sprintf("%d runs%s; no change point; newest run %s from the median of the ones before", len(s.Points), unit, pct(s.movementSigned()))
+		return fmt.Sprintf("%d runs%s; no change point; newest run %s from the median of the ones before", len(s.Points), unit, pct(s.movement()))
 	case 1:
 		return fmt.Sprintf("%d runs%s; 1 change point (dashed; grey: the medians either side)", len(s.Points), unit)
 	}
 	return fmt.Sprintf("%d runs%s; %d change points (dashed; grey: the medians between them)", len(s.Points), unit, len(s.Changes))
-}
-
-// movementSigned is the newest point relative to the median of the ones
-// before it, minus 1 (NaN when there is none).
-func (s KeySeries) movementSigned() float64 {
-	n := len(s.Points)
-	if n < 2 {
-		return math.NaN()
-	}
-	prev := make([]float64, n-1)
-	for i, p := range s.Points[:n-1] {
-		prev[i] = p.Value
-	}
-	m := median(prev)
-	if m == 0 {
-		return math.NaN()
-	}
-	return s.Points[n-1].Value/m - 1
 }
 
 func chartNote(series []KeySeries, drawnN int) string {
@@ -220,10 +185,7 @@ func changeRowOf(s KeySeries, c ChangePoint, anchor string) changeRow {
 		RunSort: strconv.Itoa(c.Index),
 		Commits: commitRange(before.Commit, after.Commit),
 		Before:  value(c.Before), After: value(c.After), Change: change(c.change()), P: pvalue(c.PValue),
-		Class: "better", size: math.Abs(c.change())}
-	if math.IsNaN(r.size) {
-		r.size = math.Inf(1)
-	}
+		Class: "better", size: c.stepSize()}
 	if !after.Time.IsZero() {
 		r.When = after.Time.UTC().Format("2006-01-02 15:04")
 	}
@@ -277,7 +239,7 @@ func gateOf(g GateTable) *gateView {
 		if name == "" {
 			name = "no verdict"
 		}
-		v.Counts += fmt.Sprintf("%d %s", counts[o], name)
+		v.Counts += fmt.Sprintf("%s %d", name, counts[o])
 	}
 	return v
 }
@@ -294,21 +256,39 @@ func summary(p Page, v *view) string {
 			}
 		}
 	}
-	out := ""
+	var parts []string
 	if len(p.Series) > 0 {
-		out = fmt.Sprintf("%d keys over up to %d runs; %d change points (%d regressions, %d improvements).", len(p.Series), runs, worse+better, worse, better)
+		s := plural(len(p.Series), "key", "keys") + " over " + plural(runs, "run", "up to %d runs") + "; "
+		if worse+better == 0 {
+			s += "no change points"
+		} else {
+			s += fmt.Sprintf("%s: %s, %s", plural(worse+better, "change point", "change points"),
+				plural(worse, "regression", "regressions"), plural(better, "improvement", "improvements"))
+		}
+		parts = append(parts, s+".")
 	}
 	if len(p.Curves) > 0 {
-		out += fmt.Sprintf(" %d curve charts.", len(p.Curves))
+		parts = append(parts, plural(len(p.Curves), "curve chart", "curve charts")+".")
 	}
 	if v.Gate != nil {
 		word := "pass"
 		if !v.Gate.Pass {
 			word = "FAIL"
 		}
-		out += fmt.Sprintf(" Gate: %s (%s).", word, v.Gate.Counts)
+		parts = append(parts, fmt.Sprintf("Gate: %s (%s).", word, v.Gate.Counts))
 	}
-	return out
+	return strings.Join(parts, " ")
+}
+
+// plural is "1 key" or "3 keys"; many may hold the %d itself.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	if strings.Contains(many, "%d") {
+		return fmt.Sprintf(many, n)
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // Cells. value is a metric with 4 significant digits; change a
