@@ -32,6 +32,19 @@ var droppedNCCL = map[string]bool{"NCCL_COMM_ID": true}
 // prefix: it is never recorded.
 var secretWords = []string{"TOKEN", "SECRET", "KEY", "PASSWORD", "PASSWD", "CREDENTIAL"}
 
+// SecretName reports whether a name looks like a credential's (it
+// contains TOKEN, SECRET, KEY, PASSWORD, PASSWD or CREDENTIAL, in any
+// case): such a variable is never recorded, nor shown (package report).
+func SecretName(name string) bool {
+	upper := strings.ToUpper(name)
+	for _, w := range secretWords {
+		if strings.Contains(upper, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // KeepEnv reports whether an environment variable belongs in a Record:
 // the gccl variables of recordedGCCL, and NCCL's own (NCCL_*: its
 // configuration, hundreds of variables that change with its versions, and
@@ -41,11 +54,8 @@ var secretWords = []string{"TOKEN", "SECRET", "KEY", "PASSWORD", "PASSWD", "CRED
 // and readers both apply it, so an old file that kept more loses it when
 // read.
 func KeepEnv(key string) bool {
-	upper := strings.ToUpper(key)
-	for _, w := range secretWords {
-		if strings.Contains(upper, w) {
-			return false
-		}
+	if SecretName(key) {
+		return false
 	}
 	switch {
 	case strings.HasPrefix(key, "GCCL_"):

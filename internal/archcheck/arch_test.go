@@ -126,7 +126,8 @@ func TestImportTable(t *testing.T) {
 }
 
 // TestNoDiagonalImports: the layers' rules. The harness reaches neither
-// the gate nor the tuner; plots draw what their caller decided; the gate
+// the gate nor the tuner; plots draw what their caller decided, and the
+// report renders what its caller hands in (no lib/, no perf); the gate
 // reads records, not the stack; the results store keeps records, not the
 // stack; the cost model prices the board from its layout alone; the
 // library reaches nothing above it.
@@ -142,6 +143,7 @@ func TestNoDiagonalImports(t *testing.T) {
 		{"lib/tuning", []string{"lib/board", "lib/ccl"}},
 		{"results", []string{"lib/ccl", "perf", "ci", "tuner", "plots"}},
 		{"history", []string{"lib/ccl", "lib/tuning", "perf", "plots", "tuner", "tuner/cli"}},
+		{"report", []string{"perf", "ci", "tuner", "tuner/cli", "plots"}},
 	}
 	for _, r := range rules {
 		if _, ok := deps[r.from]; !ok {
@@ -170,6 +172,12 @@ func TestNoDiagonalImports(t *testing.T) {
 	for d := range closure(deps, "history") {
 		if strings.HasPrefix(d, "lib/") {
 			t.Errorf("history (the results store) reaches %s", d)
+		}
+	}
+	// The report renders plain data: nothing of the stack under it.
+	for d := range closure(deps, "report") {
+		if strings.HasPrefix(d, "lib/") {
+			t.Errorf("report reaches %s", d)
 		}
 	}
 	if !slices.Contains(deps["perf"], "lib/ccl") {

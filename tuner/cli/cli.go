@@ -25,6 +25,7 @@ commands:
   plot        draw result files: busBW/algBW/time curves, fitted models, comparisons, winner maps (PNG/SVG/PDF)
   gate        regression gate: compare a candidate with a baseline (exit 0 pass, 1 regression, 2 bad input)
   baseline    record result files as a new baseline for gate
+  report      one self-contained HTML page of result files: curves, every key's series, the gate's table
   plugin      build gccl's NCCL tuner plugin (a .so for NCCL_TUNER_PLUGIN that applies table --nccl-csv)
   history     keep every run per commit in one SQLite file: add, list, export, import
 
@@ -58,6 +59,8 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return gateCmd(args[1:], stdout, stderr)
 	case "baseline":
 		return baselineCmd(args[1:], stdout, stderr)
+	case "report":
+		return reportCmd(args[1:], stdout, stderr)
 	case "plugin":
 		return pluginCmd(args[1:], stdout, stderr)
 	case "history":

@@ -10,7 +10,7 @@ import (
 	"github.com/gccl/gccl/perf"
 )
 
-var subcommands = []string{"sweep", "fit", "constants", "choices", "table", "validate", "plot", "gate", "baseline", "plugin",
+var subcommands = []string{"sweep", "fit", "constants", "choices", "table", "validate", "plot", "gate", "baseline", "report", "plugin",
 	"history add", "history list", "history export", "history import"}
 
 // flagLine is one line of pflag's PrintDefaults: "  -b, --minbytes string   usage".
@@ -112,7 +112,7 @@ func TestShortFlagsMeanWhatPerfsDo(t *testing.T) {
 // -o is refused naming --output; the old --out still works, deprecated.
 func TestOutputFlag(t *testing.T) {
 	dir := t.TempDir()
-	for _, cmd := range []string{"sweep", "fit", "constants", "table", "plot", "baseline"} {
+	for _, cmd := range []string{"sweep", "fit", "constants", "table", "plot", "baseline", "report"} {
 		code, _, stderr := runCLI(cmd, "-o", filepath.Join(dir, "x"), sweep)
 		if code != exitBad || !strings.Contains(stderr, "-o is not a tune flag") || !strings.Contains(stderr, "--output") {
 			t.Errorf("tune %s -o: exit %d, %q; want exit 2 naming --output", cmd, code, stderr)

@@ -16,10 +16,10 @@ import (
 // TestNoSecretsInAnyFile runs every writer of result files (the perf
 // binaries' --out, --csv and -J in one process and across processes, tune
 // sweep in one process and across processes, tune baseline, tune table,
-// tune history add and export)
-// under a job token, cloud credentials and a launcher's job id, and greps
-// every file they wrote: neither the values nor the variables' names may
-// appear. The processes of --np get the launcher's own token and job id
+// tune history add and export, tune report's HTML page) under a job
+// token, cloud credentials and a launcher's job id, and greps every file
+// they wrote: neither the values nor the variables' names may appear. The
+// processes of --np get the launcher's own token and job id
 // (GCCL_JOB_TOKEN, GCCL_LAUNCH_JOBID, GCCL_COMM_ID), unknown here: the
 // names must not appear either.
 func TestNoSecretsInAnyFile(t *testing.T) {
@@ -68,6 +68,7 @@ func TestNoSecretsInAnyFile(t *testing.T) {
 		{"table", "--output", at("table.json"), "--nccl-csv", at("nccl_tuner.conf"), at("sweep.jsonl"), at("sweepnp.jsonl")},
 		{"history", "add", "--db", at("history.db"), "--commit", "c1", at("g.jsonl"), at("np.jsonl"), at("sweep.jsonl")},
 		{"history", "export", "--db", at("history.db"), "--output", at("history.jsonl")},
+		{"report", "--output", at("report.html"), "--baseline", at("g.jsonl"), at("np.jsonl"), at("sweep.jsonl")},
 	} {
 		if code, stdout, stderr := runCLI(args...); code != 0 {
 			t.Fatalf("tune %s: exit %d\n%s%s", args[0], code, stdout, stderr)
