@@ -1,0 +1,472 @@
+package changepoint
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// The issue's targets, measured: steps injected into series bootstrapped from
+// real run-to-run noise (testdata/noise.json, README.md there says how it was
+// made), and a real history with a slowdown injected (testdata/replay.json).
+
+type noiseDoc struct {
+	Note string     `json:"note"`
+	Sets []noiseSet `json:"sets"`
+}
+
+// A noiseSet is one set of runs of one binary: per run its copy bandwidth,
+// per key the runs' median and minimum times.
+type noiseSet struct {
+	Name   string        `json:"name"`
+	Runs   int           `json:"runs"`
+	Ref    []float64     `json:"ref_copy_gbps"`
+	Series []noiseSeries `json:"series"`
+}
+
+type noiseSeries struct {
+	Key      string    `json:"key"`
+	MedianUs []float64 `json:"median_us"`
+	MinUs    []float64 `json:"min_us"`
+}
+
+func loadNoise(t testing.TB, path string) noiseDoc {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d noiseDoc
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if len(d.Sets) == 0 {
+		t.Fatalf("%s: no sets of runs", path)
+	}
+	for _, s := range d.Sets {
+		for _, k := range s.Series {
+			if len(k.MedianUs) != s.Runs || len(k.MinUs) != s.Runs || len(s.Ref) != s.Runs {
+				t.Fatalf("%s: set %s key %s: want %d runs everywhere", path, s.Name, k.Key, s.Runs)
+			}
+		}
+	}
+	return d
+}
+
+// A pipeline turns a set's runs into the series Detect sees, one per key.
+type pipeline struct {
+	name   string
+	series func(s noiseSet) ([][]float64, error)
+}
+
+var (
+	// asMeasured: each key's median times, as the gate compares them.
+	asMeasured = pipeline{"median time", func(s noiseSet) ([][]float64, error) {
+		out := make([][]float64, len(s.Series))
+		for i, k := range s.Series {
+			out[i] = k.MedianUs
+		}
+		return out, nil
+	}}
+	// machineNormalised: the same over each run's MachineFactors.
+	machineNormalised = pipeline{"median time / machine factor", func(s noiseSet) ([][]float64, error) {
+		raw, _ := asMeasured.series(s)
+		g, err := MachineFactors(raw)
+		if err != nil {
+			return nil, err
+		}
+		out := make([][]float64, len(raw))
+		for i, v := range raw {
+			out[i] = make([]float64, len(v))
+			for r := range v {
+				out[i][r] = v[r] / g[r]
+			}
+		}
+		return out, nil
+	}}
+)
+
+// factors are a series' runs relative to the median of the rollWidth runs
+// around each: the run-to-run noise, as factors. The rolling median takes
+// out the shared machine's swings (other jobs coming and going for
+// minutes), which are changes of level, not noise; what stays is how one run
+// differs from its neighbours, stalls and all.
+func factors(v []float64) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		lo := max(0, min(i-rollWidth/2, len(v)-rollWidth))
+		out[i] = x / median(v[lo:min(len(v), lo+rollWidth)])
+	}
+	return out
+}
+
+const rollWidth = 11
+
+// bootstrapBlock is the moving-block bootstrap's block length: runs next to
+// each other are alike, and blocks keep that.
+const bootstrapBlock = 5
+
+// bootstrap draws n noise factors from f: blocks of bootstrapBlock
+// consecutive runs starting at random places, end to end.
+func bootstrap(rng *rand.Rand, f []float64, n int) []float64 {
+	out := make([]float64, 0, n+bootstrapBlock)
+	for len(out) < n {
+		at := rng.IntN(len(f) - bootstrapBlock + 1)
+		out = append(out, f[at:at+bootstrapBlock]...)
+	}
+	return out[:n]
+}
+
+// gaussian draws n factors of normal noise of relative spread sd.
+func gaussian(sd float64) func(rng *rand.Rand, n int) []float64 {
+	return func(rng *rand.Rand, n int) []float64 {
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = 1 + sd*rng.NormFloat64()
+		}
+		return out
+	}
+}
+
+// Detection: history runs, then a step, then runs after it; Detect on the
+// series up to d runs after the step (d in delays) must put a change point
+// at the step, give or take slack.
+const (
+	history = 60
+	slack   = 2
+)
+
+// delays: how many runs after the step Detect sees; the issue's target is 5.
+var delays = []int{5, 10, 20}
+
+// stepSizes are the issue's.
+var stepSizes = []float64{0.03, 0.05, 0.10}
+
+type keyEval struct {
+	key    string
+	noise  float64 // the robust relative spread of its noise
+	trials int
+	found  map[float64][]int // per step size, per delay: series where the step was found
+	// stray: change points away from the step in the detections at the
+	// first delay.
+	stray int
+	// nullRuns runs of no step: change points Detect finds in the whole
+	// series (static), and distinct ones it reports as the series grows
+	// run by run (streaming: what CI sees).
+	nullRuns, falseStatic, falseStream int
+}
+
+// evalKey measures detection on trials series of draw's noise per step size
+// (half of them slowdowns, half speedups), and false alarms on one series of
+// nullRuns runs with no step.
+func evalKey(key string, draw func(*rand.Rand, int) []float64, trials, nullRuns int, seed uint64) keyEval {
+	rng := rand.New(rand.NewPCG(seed, 99))
+	e := keyEval{key: key, trials: trials, found: map[float64][]int{}, nullRuns: nullRuns}
+	e.noise = madScale * median(absDev(draw(rng, 1000)))
+	last := delays[len(delays)-1]
+	for _, size := range stepSizes {
+		e.found[size] = make([]int, len(delays))
+		for i := range trials {
+			x := draw(rng, history+last)
+			step := 1 + size
+			if i%2 == 1 {
+				step = 1 - size
+			}
+			for j := history; j < len(x); j++ {
+				x[j] *= step
+			}
+			for di, d := range delays {
+				hit, stray := found(x[:history+d])
+				if hit {
+					e.found[size][di]++
+				}
+				if di == 0 {
+					e.stray += stray
+				}
+			}
+		}
+	}
+	x := draw(rng, nullRuns)
+	cps, err := Detect(x, Options{})
+	if err != nil {
+		panic(err)
+	}
+	e.falseStatic = len(cps)
+	e.falseStream = streamAlarms(x)
+	return e
+}
+
+func absDev(f []float64) []float64 {
+	out := make([]float64, len(f))
+	for i, x := range f {
+		out[i] = max(x-1, 1-x)
+	}
+	return out
+}
+
+// found runs Detect on x, whose step is at history: whether it found it,
+// and how many change points it put elsewhere.
+func found(x []float64) (hit bool, stray int) {
+	cps, err := Detect(x, Options{})
+	if err != nil {
+		panic(err)
+	}
+	for _, c := range cps {
+		if abs(c.Index-history) <= slack {
+			hit = true
+		} else {
+			stray++
+		}
+	}
+	return hit, stray
+}
+
+// streamAlarms replays a series run by run as CI would: after each run,
+// Detect on the newest 2 windows' runs; every change point it ever reports
+// counts once (one within MinSize of an earlier one is that one).
+func streamAlarms(x []float64) int {
+	var raised []int
+	for n := 2 * DefaultMinSize; n <= len(x); n++ {
+		lo := max(0, n-2*DefaultWindow)
+		cps, err := Detect(x[lo:n], Options{})
+		if err != nil {
+			panic(err)
+		}
+		for _, c := range cps {
+			at := lo + c.Index
+			if !slices.ContainsFunc(raised, func(r int) bool { return abs(r-at) < DefaultMinSize }) {
+				raised = append(raised, at)
+			}
+		}
+	}
+	return len(raised)
+}
+
+func abs(x int) int { return max(x, -x) }
+
+// A source of noise to evaluate: a name and a draw.
+type source struct {
+	key  string
+	draw func(*rand.Rand, int) []float64
+}
+
+// realSources are the keys of a noise set through a pipeline, each drawn by
+// the block bootstrap of its factors.
+func realSources(t *testing.T, s noiseSet, p pipeline) []source {
+	series, err := p.series(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []source
+	for i, v := range series {
+		f := factors(v)
+		out = append(out, source{s.Name + " " + s.Series[i].Key, func(rng *rand.Rand, n int) []float64 { return bootstrap(rng, f, n) }})
+	}
+	return out
+}
+
+// evalAll runs evalKey on every source, on all processors.
+func evalAll(srcs []source, trials, nullRuns int) []keyEval {
+	// out[i] is written by the one worker that took i from next, and read
+	// after wg.Wait.
+	out := make([]keyEval, len(srcs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for i := range next {
+				out[i] = evalKey(srcs[i].key, srcs[i].draw, trials, nullRuns, uint64(i+1))
+			}
+		})
+	}
+	for i := range srcs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
+}
+
+// totals sums the evaluations of several keys.
+func totals(es []keyEval) keyEval {
+	tot := keyEval{key: "all", found: map[float64][]int{}}
+	for _, e := range es {
+		for s, f := range e.found {
+			if tot.found[s] == nil {
+				tot.found[s] = make([]int, len(f))
+			}
+			for i, n := range f {
+				tot.found[s][i] += n
+			}
+		}
+		tot.trials += e.trials
+		tot.stray += e.stray
+		tot.nullRuns += e.nullRuns
+		tot.falseStatic += e.falseStatic
+		tot.falseStream += e.falseStream
+	}
+	return tot
+}
+
+// rate is the share of series in which a step of size was found within
+// delays[di] runs.
+func (e keyEval) rate(size float64, di int) float64 {
+	return float64(e.found[size][di]) / float64(e.trials)
+}
+
+// per1000 is false change points per 1000 runs of no step.
+func per1000(n, runs int) float64 { return 1000 * float64(n) / float64(runs) }
+
+// table renders the evaluation: a line a key, then the totals.
+func table(title string, es []keyEval) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %% of %d series per key and step size where the step was found within %v runs; false change points\n", title, es[0].trials, delays)
+	fmt.Fprintf(&b, "%-34s %6s", "key", "noise")
+	for _, s := range stepSizes {
+		fmt.Fprintf(&b, " %14s", fmt.Sprintf("%g%%", 100*s))
+	}
+	fmt.Fprintf(&b, " %6s %6s %6s\n", "stray", "static", "stream")
+	tot := totals(es)
+	for _, e := range append(es, tot) {
+		fmt.Fprintf(&b, "%-34s", e.key)
+		if e.key == "all" {
+			fmt.Fprintf(&b, " %6s", "")
+		} else {
+			fmt.Fprintf(&b, " %5.1f%%", 100*e.noise)
+		}
+		for _, s := range stepSizes {
+			var cells []string
+			for di := range delays {
+				cells = append(cells, fmt.Sprintf("%3.0f", 100*e.rate(s, di)))
+			}
+			fmt.Fprintf(&b, " %14s", strings.Join(cells, " "))
+		}
+		fmt.Fprintf(&b, " %6d %6d %6d\n", e.stray, e.falseStatic, e.falseStream)
+	}
+	fmt.Fprintf(&b, "false change points per 1000 runs of no step, per key: static %.2f, streaming %.2f (%d keys x %d runs)\n",
+		per1000(tot.falseStatic, tot.nullRuns), per1000(tot.falseStream, tot.nullRuns), len(es), es[0].nullRuns)
+	return b.String()
+}
+
+// skipLong skips the long evaluations under -short, and under the race
+// detector, which makes them 10x slower and has little to check in them
+// (the one shared thing, evalAll's results, is written by index before
+// wg.Wait).
+func skipLong(t *testing.T, what string) {
+	t.Helper()
+	switch {
+	case testing.Short():
+		t.Skip(what + " (-short)")
+	case raceEnabled:
+		t.Skip(what + " (too slow under -race; go test without -race runs it)")
+	}
+}
+
+// TestTargetsRealNoise measures the issue's targets on this project's own
+// runs (the CI gate's sweep, 100 runs on the shared 2-core VM) and asserts
+// what holds there: at most 1 false change point per 1000 runs per key,
+// statically and streaming. The
+// detection targets (5% steps within 5 runs in 95% of series, 10% always)
+// do not hold at this noise, and no test at p 0.001 could meet them: a run
+// here differs from its neighbours by 2-7% (robust), with stalls of 20-100x
+// (TestTargetsGaussian shows where they hold). The floors asserted on
+// detection guard what was measured, 10-15 points below it.
+func TestTargetsRealNoise(t *testing.T) {
+	skipLong(t, "replays bootstrapped real noise through Detect some 40000 times")
+	d := loadNoise(t, "testdata/noise.json")
+	for _, c := range []struct {
+		p pipeline
+		// floors: found within 20 runs, 5% and 10% steps, over all keys.
+		floor5, floor10 float64
+		// streaming false alarms asserted (per 1000 runs per key, all keys).
+		maxStream float64
+	}{
+		{asMeasured, 0.10, 0.55, 1},
+		{machineNormalised, 0.30, 0.70, 1},
+	} {
+		es := evalAll(realSources(t, d.Sets[0], c.p), 60, 1000)
+		t.Logf("\n%s", table(c.p.name, es))
+		for _, e := range es {
+			if e.falseStatic > 1 {
+				t.Errorf("%s, %s: %d false change points in %d runs with no step, want at most 1 per 1000", c.p.name, e.key, e.falseStatic, e.nullRuns)
+			}
+		}
+		tot := totals(es)
+		if got := per1000(tot.falseStream, tot.nullRuns); got > c.maxStream {
+			t.Errorf("%s: %.2f false change points per 1000 runs streaming, want at most %v", c.p.name, got, c.maxStream)
+		}
+		last := len(delays) - 1
+		if r5, r10 := tot.rate(0.05, last), tot.rate(0.10, last); r5 < c.floor5 || r10 < c.floor10 {
+			t.Errorf("%s: steps found within %d runs: 5%% in %.0f%%, 10%% in %.0f%% of series; want at least %.0f%% and %.0f%%",
+				c.p.name, delays[last], 100*r5, 100*r10, 100*c.floor5, 100*c.floor10)
+		}
+	}
+}
+
+// TestTargetsGaussian: where run-to-run noise is 1% (independent, normal),
+// the issue's targets hold: 5% steps found within 5 runs in at least 95% of
+// series, 10% steps always, at most 1 false change point per 1000 runs per
+// key, statically and streaming. At 2% they would not (logged).
+func TestTargetsGaussian(t *testing.T) {
+	skipLong(t, "runs Detect some 30000 times")
+	for _, sd := range []float64{0.01, 0.02} {
+		var srcs []source
+		for k := range 4 {
+			srcs = append(srcs, source{fmt.Sprintf("normal %g%% #%d", 100*sd, k), gaussian(sd)})
+		}
+		es := evalAll(srcs, 100, 1000)
+		t.Logf("\n%s", table(fmt.Sprintf("normal noise, sd %g%%", 100*sd), es))
+		if sd > 0.01 {
+			continue
+		}
+		tot := totals(es)
+		if r5, r10 := tot.rate(0.05, 0), tot.rate(0.10, 0); r5 < 0.95 || r10 < 1 {
+			t.Errorf("sd %g: within 5 runs, 5%% steps found in %.1f%%, 10%% in %.1f%% of series; want at least 95%% and 100%%", sd, 100*r5, 100*r10)
+		}
+		for _, e := range es {
+			if e.falseStatic > 1 || e.falseStream > 1 {
+				t.Errorf("sd %g, %s: %d false change points in %d runs (streaming %d), want at most 1", sd, e.key, e.falseStatic, e.nullRuns, e.falseStream)
+			}
+		}
+	}
+}
+
+// TestReplay: a real history of 45 runs of the CI sweep, the last 15 with
+// GCCL_BUFFSIZE a sixteenth of its default. Normalised by the machine
+// factor, Detect flags that change (run 30) in the keys it slows (Ring and
+// Simple at 256 KiB and 2 MiB) and nothing else in any key. As measured it
+// flags nothing: the VM swung between two speeds 3x apart every few runs
+// (testdata/README.md), and that is logged.
+func TestReplay(t *testing.T) {
+	d := loadNoise(t, "testdata/replay.json")
+	s := d.Sets[0]
+	const slowFrom = 30
+	affected := map[string]float64{"allreduce 256K out-of-place": 0.2, "allreduce 2M out-of-place": 0.3} // the least slowdown to see
+	for _, p := range []pipeline{asMeasured, machineNormalised} {
+		series, err := p.series(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range series {
+			key := s.Series[i].Key
+			cps := mustDetect(t, v, Options{})
+			t.Logf("%s, %s: %+v", p.name, key, cps)
+			if p.name != machineNormalised.name {
+				continue
+			}
+			least, slowed := affected[key]
+			switch {
+			case slowed && (len(cps) != 1 || cps[0].Index != slowFrom || cps[0].Change < least):
+				t.Errorf("%s: change points %+v, want one at run %d, at least %.0f%% slower", key, cps, slowFrom, 100*least)
+			case !slowed && len(cps) != 0:
+				t.Errorf("%s: change points %+v, want none (the slowdown does not reach this key)", key, cps)
+			}
+		}
+	}
+}
