@@ -191,7 +191,7 @@ func compareKey(k Key, b, c side, thr float64, opt Options) Comparison {
 
 	// worse is the change in the bad direction: positive is a slowdown.
 	worse := out.Delta()
-	if opt.Metric.higherIsBetter() {
+	if opt.Metric.HigherIsBetter() {
 		worse = -worse
 	}
 	beyond, better := worse > thr, -worse > thr

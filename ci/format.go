@@ -49,7 +49,7 @@ func samples(c Comparison) string {
 
 // limit prints the threshold in the worse direction: "-5%" for busbw, "+5%" for time.
 func limit(c Comparison, m Metric) string {
-	if m.higherIsBetter() {
+	if m.HigherIsBetter() {
 		return change(-c.Threshold)
 	}
 	return change(c.Threshold)

@@ -102,19 +102,23 @@ func (k Key) String() string {
 func (k Key) bench() bool { return k.NRanks == 0 && k.Size == 0 && k.Placement == "" }
 
 // compareKeys orders keys by group fields, then placement, then size.
-func compareKeys(a, b Key) int {
+func compareKeys(a, b Key) int { return a.Compare(b) }
+
+// Compare orders keys as the gate's tables list them: by group, then
+// placement, then size (-1, 0 or +1).
+func (k Key) Compare(o Key) int {
 	return cmp.Or(
-		cmp.Compare(a.Collective, b.Collective),
-		cmp.Compare(a.Type, b.Type),
-		cmp.Compare(a.Op, b.Op),
-		cmp.Compare(a.Algorithm, b.Algorithm),
-		cmp.Compare(a.Protocol, b.Protocol),
-		cmp.Compare(a.Channels, b.Channels),
-		cmp.Compare(a.BuffSize, b.BuffSize),
-		cmp.Compare(a.NRanks, b.NRanks),
-		cmp.Compare(a.NHosts, b.NHosts),
-		cmp.Compare(a.Placement, b.Placement),
-		cmp.Compare(a.Size, b.Size),
+		cmp.Compare(k.Collective, o.Collective),
+		cmp.Compare(k.Type, o.Type),
+		cmp.Compare(k.Op, o.Op),
+		cmp.Compare(k.Algorithm, o.Algorithm),
+		cmp.Compare(k.Protocol, o.Protocol),
+		cmp.Compare(k.Channels, o.Channels),
+		cmp.Compare(k.BuffSize, o.BuffSize),
+		cmp.Compare(k.NRanks, o.NRanks),
+		cmp.Compare(k.NHosts, o.NHosts),
+		cmp.Compare(k.Placement, o.Placement),
+		cmp.Compare(k.Size, o.Size),
 	)
 }
 

@@ -31,8 +31,8 @@ func (m Metric) String() string {
 	return "busbw"
 }
 
-// higherIsBetter says which direction is an improvement.
-func (m Metric) higherIsBetter() bool { return m == BusBW }
+// HigherIsBetter says which direction is an improvement.
+func (m Metric) HigherIsBetter() bool { return m == BusBW }
 
 // A Normalization divides out the speed of the machine that measured.
 type Normalization int

@@ -129,7 +129,8 @@ func TestImportTable(t *testing.T) {
 // the gate nor the tuner; plots draw what their caller decided, and the
 // report renders what its caller hands in (no lib/, no perf); the gate
 // reads records, not the stack; the results store keeps records, not the
-// stack; the cost model prices the board from its layout alone; the
+// stack; change-point detection is pure statistics (nothing of the
+// module); the cost model prices the board from its layout alone; the
 // library reaches nothing above it.
 func TestNoDiagonalImports(t *testing.T) {
 	deps := imports(t, "../..")
@@ -166,6 +167,12 @@ func TestNoDiagonalImports(t *testing.T) {
 				t.Errorf("%s (the library) reaches %s", dir, d)
 			}
 		}
+	}
+	if _, ok := deps["changepoint"]; !ok {
+		t.Error("package changepoint not found")
+	}
+	for d := range closure(deps, "changepoint") {
+		t.Errorf("changepoint (pure statistics) reaches %s", d)
 	}
 	// The results store keeps records: it reads them (results) and keys
 	// them as the gate does (ci), and reaches nothing of the stack.

@@ -27,7 +27,7 @@ commands:
   baseline    record result files as a new baseline for gate
   report      one self-contained HTML page of result files: curves, every key's series, the gate's table
   plugin      build gccl's NCCL tuner plugin (a .so for NCCL_TUNER_PLUGIN that applies table --nccl-csv)
-  history     keep every run per commit in one SQLite file: add, list, export, import
+  history     keep every run per commit in one SQLite file: add, list, export, import, changes
 
 Run "tune <command> --help" for a command's flags; "tune --version" prints the version.
 `

@@ -3,13 +3,47 @@ package cli
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/gccl/gccl/ci"
+	"github.com/gccl/gccl/history"
 	"github.com/gccl/gccl/results"
 )
+
+// gateHistory checks tune gate's flags for --history and runs it.
+func gateHistory(fs *pflag.FlagSet, db string, base, cand []string, thr, metric, norm string, z float64, f history.Filter, tags []string, jsonOut, md, junit string, stdout, stderr io.Writer) int {
+	bad := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "tune gate: "+format+"\n", a...)
+		return ci.ExitBadInput
+	}
+	switch {
+	case len(base) > 0:
+		return bad("--history judges the candidate against the history's series: drop --baseline")
+	case len(cand) == 0:
+		return bad("--history needs --candidate FILES: the run to judge")
+	case md != "" || junit != "":
+		return bad("--markdown and --junit report a baseline comparison; with --history use --json")
+	case !(z > 0) || math.IsInf(z, 0):
+		return bad("--z %v: want a positive number of noise units, e.g. 5", z)
+	}
+	h := historyJudge{db: db, filter: f, z: z}
+	var err error
+	if h.metric, err = ci.ParseMetric(metric); err != nil {
+		return bad("--metric: %v", err)
+	}
+	if h.norm, err = ci.ParseNormalization(norm); err != nil {
+		return bad("--normalize: %v", err)
+	}
+	if fs.Changed("threshold") {
+		if h.floor, err = results.ParseFraction(thr); err != nil || h.floor < 0 {
+			return bad("--threshold %q: with --history one percent or fraction, the least change a regression needs beside z (size bands are for baselines)", thr)
+		}
+	}
+	return runHistoryGate(h, cand, tags, jsonOut, stdout, stderr)
+}
 
 // gateCmd is `tune gate --baseline FILES --candidate FILES`: the regression
 // gate (package ci). Exit 0 pass, 1 regression, 2 bad input.
@@ -27,16 +61,24 @@ func gateCmd(args []string, stdout, stderr io.Writer) int {
 	alpha := fs.Float64("alpha", 0.05, "significance level of the Mann-Whitney U test, a probability")
 	md := fs.String("markdown", "", "write the report as Markdown to this file, overwritten, for PR comments and $GITHUB_STEP_SUMMARY (default: none)")
 	junit := fs.String("junit", "", "write the report as JUnit XML to this file, overwritten, one test case per key (default: none)")
-	jsonOut := fs.String("json", "", "write the report as JSON to this file, overwritten (default: none)")
+	jsonOut := fs.String("json", "", "write the report as JSON to this file, overwritten (default: none); with --history JSON Lines, a key a line")
+	hist := fs.String("history", "", "judge the candidate against each key's series in this history database (tune history add) instead of a baseline: regression when z noise units (--z) and --threshold worse than the newest segment's median (default: none, gate against --baseline)")
+	zLimit := fs.Float64("z", 5, "with --history: the noise units (robust standard deviations of one run) a regression needs (conbench's z-score test)")
+	histBranch := fs.String("branch", "", "with --history: only the runs of this branch (default: every branch)")
+	histMachine := fs.String("machine", "", "with --history: only the runs of this machine (default: every machine)")
 	tags := tagFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: tune gate --baseline FILES --candidate FILES [flags]
+       tune gate --history DB --candidate FILES [flags]
 
 Compares the candidate with the baseline key by key (collective, type, op,
 algorithm, protocol, channels, buffer size, ranks, hosts, size, placement).
 A key regresses when its median moved beyond the threshold in the worse
 direction AND a Mann-Whitney U test finds the sides differ (repeated runs, -N
 cycles or per-iteration samples); without repeats, on the plain ratio.
+With --history, each key of the candidate is judged against its series in
+the history instead: the newest segment's median (after the series' change
+points) and the series' noise; a regression is --z noise units worse.
 Exit status: 0 pass, 1 regression, 2 bad input.
 
 flags:
@@ -53,8 +95,11 @@ flags:
 	if fs.NArg() > 0 {
 		return bad("unexpected argument %q: give files after --baseline or --candidate", fs.Arg(0))
 	}
+	if *hist != "" {
+		return gateHistory(fs, *hist, *base, *cand, *thr, *metric, *norm, *zLimit, history.Filter{Branch: *histBranch, Machine: *histMachine}, *tags, *jsonOut, *md, *junit, stdout, stderr)
+	}
 	if len(*base) == 0 || len(*cand) == 0 {
-		return bad("give both --baseline FILES and --candidate FILES")
+		return bad("give both --baseline FILES and --candidate FILES (or --history DB and --candidate FILES)")
 	}
 	opt := ci.DefaultOptions()
 	var err error

@@ -23,6 +23,7 @@ commands:
   list     list the runs: commit, branch, time, machine, records
   export   write the history as JSON Lines, one run a line
   import   add the runs of files written by export (runs already there are skipped)
+  changes  the change points of every key's series; --fail-on-change gates CI on them
 
 Run "tune history <command> --help" for its flags.
 `
@@ -43,6 +44,8 @@ func historyCmd(args []string, stdout, stderr io.Writer) int {
 		return historyExportCmd(args[1:], stdout, stderr)
 	case "import":
 		return historyImportCmd(args[1:], stdout, stderr)
+	case "changes":
+		return historyChangesCmd(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, historyUsage)
 		return exitOK

@@ -29,6 +29,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fs.SortFlags = false
 	out := outputFlag(fs, "the HTML page to write, required")
+	db := fs.String("db", "", "a history database (tune history add): every key's series over its runs, with their change points (default: the series of FILES)")
 	title := fs.String("title", "", "the page's title (default: gccl performance report)")
 	base := fs.StringArray("baseline", nil, "a baseline result file to gate the newest run against, the gate's table shown; one file per flag, repeat it for several (default: no gate)")
 	thr := fs.String("threshold", "5%", "the gate's largest change in the worse direction that passes, percent or fraction, or size bands as tune gate takes them")
@@ -36,8 +37,8 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 	charts := fs.Int("charts", report.DefaultCharts, "keys drawn in full, the others as sparklines in the table of keys; 0 draws none")
 	force := fs.Bool("force", false, "overwrite the --output file if it exists")
 	tags := tagFlag(fs)
-	setUsage(fs, stderr, "tune report --output FILE [flags] FILES...",
-		"Writes one self-contained HTML page (no network, inline SVG charts): the newest run's busBW\ncurves, every key's series over the runs (each FILE one run, oldest first), the gate's\ntable with --baseline, and the machine and commit metadata.")
+	setUsage(fs, stderr, "tune report --output FILE [--db HISTORY] [flags] [FILES...]",
+		"Writes one self-contained HTML page (no network, inline SVG charts): the newest run's busBW\ncurves, every key's series over the runs (with --db the history's, its change points marked;\nelse each FILE one run, oldest first), the gate's table with --baseline, and the machine and\ncommit metadata.")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
@@ -48,8 +49,8 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 	if *out == "" {
 		return bad("--output FILE is required: the HTML page to write")
 	}
-	if fs.NArg() == 0 {
-		return bad("no result files (give the runs, oldest first: each file is one run)")
+	if fs.NArg() == 0 && *db == "" {
+		return bad("no result files and no --db (give the runs, oldest first: each file is one run; or a history)")
 	}
 	if *charts < 0 {
 		return bad("--charts %d: want 0 (none drawn in full) or more", *charts)
@@ -74,6 +75,26 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 		file, _ := splitTags(arg)
 		in.Runs = append(in.Runs, runOfFile(file, recs))
 	}
+	if *db != "" {
+		st := openHistory("tune report", *db, false, stderr)
+		if st == nil {
+			return exitBad
+		}
+		kcs, err := findChanges(st, seriesSpec{metric: ci.BusBW, norm: opt.Normalize})
+		if cerr := st.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return bad("%s: %v", *db, err)
+		}
+		if len(kcs) == 0 {
+			return bad("%s: no series (the history has no runs with a busBW%s)", *db, normNeeds(opt.Normalize))
+		}
+		in.Values, in.Changes = historyValues(kcs)
+	}
+	if len(*base) > 0 && len(in.Runs) == 0 {
+		return bad("--baseline gates the newest of FILES: give the candidate's result files too")
+	}
 	if len(*base) > 0 {
 		baseRecs, err := readRecords(*base, *tags)
 		if err != nil {
@@ -92,7 +113,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 	if err := writeHTML(*out, *force, page); err != nil {
 		return bad("writing %s: %v", *out, err)
 	}
-	fmt.Fprintf(stdout, "wrote %s: %d runs, %d keys, %d curve charts", *out, len(in.Runs), len(page.Series), len(page.Curves))
+	fmt.Fprintf(stdout, "wrote %s: %d runs, %d keys, %d curve charts", *out, max(len(in.Runs), historyRuns(in.Values)), len(page.Series), len(page.Curves))
 	if page.Gate != nil {
 		word := "pass"
 		if !page.Gate.Pass {
@@ -102,6 +123,33 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout)
 	return exitOK
+}
+
+// historyValues turns a history's series and change points into the
+// report's.
+func historyValues(kcs []keyChanges) ([]keyValues, map[ci.Key][]report.ChangePoint) {
+	values := make([]keyValues, 0, len(kcs))
+	changes := map[ci.Key][]report.ChangePoint{}
+	for _, kc := range kcs {
+		kv := keyValues{Key: kc.Key, Points: make([]report.RunPoint, len(kc.Points))}
+		for i, p := range kc.Points {
+			kv.Points[i] = report.RunPoint{Commit: p.Commit, Time: p.Time, Value: p.Value}
+		}
+		values = append(values, kv)
+		for _, c := range kc.Changes {
+			changes[kc.Key] = append(changes[kc.Key], report.ChangePoint{Index: c.Index, Before: c.Before, After: c.After, PValue: c.PValue})
+		}
+	}
+	return values, changes
+}
+
+// historyRuns is the most runs any key's series has.
+func historyRuns(values []keyValues) int {
+	n := 0
+	for _, kv := range values {
+		n = max(n, len(kv.Points))
+	}
+	return n
 }
 
 // writeHTML writes the page whole or not at all (results.Create's
