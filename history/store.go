@@ -55,9 +55,10 @@ type Options struct {
 // goroutines: database/sql pools the connections, and SQLite serialises
 // the writers.
 type Store struct {
-	// Both set by Open, read only after: no lock.
+	// All set by Open, read only after: no lock.
 	db   *sql.DB
 	path string
+	busy time.Duration // the busy timeout
 }
 
 // Open opens the history at path, creating it when missing and
@@ -84,7 +85,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("history: %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path}
+	s := &Store{db: db, path: path, busy: timeout}
 	if err := s.prepare(); err != nil {
 		db.Close()
 		return nil, err
@@ -194,10 +195,33 @@ func (s *Store) prepare() error {
 	// WAL lets readers run beside a writer. A file system that cannot
 	// share its index (some network mounts) keeps the rollback journal:
 	// slower to share, as correct.
-	if _, err := s.db.Exec("PRAGMA journal_mode=WAL"); err != nil {
+	if err := s.enableWAL(); err != nil {
 		return fmt.Errorf("history: %s: %w", s.path, err)
 	}
 	return nil
+}
+
+// enableWAL turns on WAL (kept in the file: once set, later opens find it
+// on). Switching needs every other connection off the file, and SQLite
+// answers SQLITE_BUSY at once, without its busy handler, while another
+// process holds it open (two CI jobs opening a new history together):
+// the switch is retried within the busy timeout.
+func (s *Store) enableWAL() error {
+	deadline := time.Now().Add(s.busy)
+	for {
+		_, err := s.db.Exec("PRAGMA journal_mode=WAL")
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// isBusy reports SQLite's SQLITE_BUSY (5; extended codes keep it in their
+// low byte).
+func isBusy(err error) bool {
+	var coded interface{ Code() int }
+	return errors.As(err, &coded) && coded.Code()&0xff == 5
 }
 
 // state is what a database says it is.
@@ -208,12 +232,12 @@ type state struct {
 // state reads the application id, the schema objects and the schema
 // version, refusing a database that is not a history or is newer.
 func (s *Store) state(q queryer) (state, error) {
+	// One statement, so one snapshot: read apart, a history created by
+	// another process between the two reads looked like a foreign
+	// database (its tables, and the application id not yet read as set).
 	var id int64
-	if err := q.QueryRow("PRAGMA application_id").Scan(&id); err != nil {
-		return state{}, s.notHistory(err)
-	}
 	var objects int
-	if err := q.QueryRow("SELECT count(*) FROM sqlite_schema").Scan(&objects); err != nil {
+	if err := q.QueryRow("SELECT a.application_id, (SELECT count(*) FROM sqlite_schema) FROM pragma_application_id() AS a").Scan(&id, &objects); err != nil {
 		return state{}, s.notHistory(err)
 	}
 	switch {
