@@ -258,31 +258,12 @@ func normNeeds(n ci.Normalization) string {
 	return ""
 }
 
-// busbwValue is a record's busBW as the gate takes it: from its median
-// iteration time where measured (the bytes moved by nccl-tests' formula
-// over that time), else as reported; divided by ref_copy_gbps under
-// NormCopy. ok is false when it has none.
+// busbwValue is a record's busBW as the gate takes it (ci.ValueOf): from
+// its median iteration time where measured, divided by ref_copy_gbps
+// under NormCopy. ok is false when it has none.
 func busbwValue(r results.Record, n ci.Normalization) (float64, bool) {
-	center := r.TimeUs
-	switch {
-	case r.MedianUs > 0:
-		center = r.MedianUs
-	case len(r.IterTimesUs) > 0:
-		center = medianOf(slices.Clone(r.IterTimesUs))
-	}
-	v := r.BusBw
-	if k, known := results.BusBwFromTime(r.Collective, r.NRanks, r.Size, 1); known && center > 0 {
-		v = k / center
-	} else if r.TimeUs > 0 && center > 0 {
-		v = r.BusBw * r.TimeUs / center
-	}
-	if n == ci.NormCopy {
-		if !(r.RefCopyGBps > 0) {
-			return 0, false
-		}
-		v /= r.RefCopyGBps
-	}
-	if !(v > 0) || math.IsInf(v, 0) {
+	v, _, ok := ci.ValueOf(r, ci.BusBW, n)
+	if !ok || !(v > 0) || math.IsInf(v, 0) {
 		return 0, false
 	}
 	return v, true
