@@ -1,0 +1,142 @@
+package tef
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+)
+
+func nested() *File {
+	evs := []Event{
+		ProcessName(0, "rank 0"),
+		ThreadName(0, 0, "channel 0"),
+		Complete("AllReduce", CatOp, 0, 0, 1000, 5000, map[string]any{ArgSeq: 1, ArgBytes: 1024}),
+		Complete("send", CatStep, 0, 0, 1100, 1000, map[string]any{ArgPeer: 1}),
+		Complete("wait peer head", CatWait, 0, 0, 1200, 500, map[string]any{ArgPeer: 1, ArgOn: "head"}),
+		Complete("recv", CatStep, 0, 0, 2100, 2000, map[string]any{ArgPeer: 1}),
+		Complete("AllReduce", CatOp, 1, 0, 900, 5200, nil),
+	}
+	return &File{TraceEvents: evs}
+}
+
+func TestValidateAcceptsNesting(t *testing.T) {
+	if errs := Validate(nested()); errs != nil {
+		t.Fatalf("a well-formed trace: %v", errs)
+	}
+}
+
+func TestValidateFindsEachBreach(t *testing.T) {
+	cases := []struct {
+		name   string
+		mutate func(f *File)
+		want   string
+	}{
+		{"overlap", func(f *File) { f.TraceEvents[5].Dur = 9000 }, "without nesting"},
+		{"backwards", func(f *File) { f.TraceEvents[5].Ts = 1.0 }, "before the track's previous"},
+		{"negative dur", func(f *File) { f.TraceEvents[3].Dur = -1 }, "duration >= 0"},
+		{"nan ts", func(f *File) { f.TraceEvents[3].Ts = math.NaN() }, "not a finite"},
+		{"phase", func(f *File) { f.TraceEvents[3].Ph = "Q" }, "phase \"Q\""},
+		{"metadata", func(f *File) { f.TraceEvents[0].Name = "proc_name" }, "metadata \"proc_name\""},
+		{"unit", func(f *File) { f.DisplayTimeUnit = "s" }, "displayTimeUnit"},
+		{"unended begin", func(f *File) {
+			f.TraceEvents = append(f.TraceEvents, Event{Name: "b", Ph: "B", Ts: 10, Pid: 3})
+		}, "never ended"},
+		{"stray end", func(f *File) {
+			f.TraceEvents = append(f.TraceEvents, Event{Name: "b", Ph: "E", Ts: 10, Pid: 4})
+		}, "no open begin"},
+	}
+	for _, c := range cases {
+		f := nested()
+		c.mutate(f)
+		errs := Validate(f)
+		if len(errs) == 0 {
+			t.Errorf("%s: no error", c.name)
+			continue
+		}
+		if !strings.Contains(errs[0].Error(), c.want) {
+			t.Errorf("%s: %v, want one saying %q", c.name, errs[0], c.want)
+		}
+	}
+}
+
+func TestBeginEndPairs(t *testing.T) {
+	f := &File{TraceEvents: []Event{
+		{Name: "a", Ph: "B", Ts: 1, Pid: 0},
+		{Name: "b", Ph: "B", Ts: 2, Pid: 0},
+		{Name: "b", Ph: "E", Ts: 3, Pid: 0},
+		{Name: "a", Ph: "E", Ts: 4, Pid: 0},
+	}}
+	if errs := Validate(f); errs != nil {
+		t.Fatal(errs)
+	}
+	f.TraceEvents[2].Name = "a"
+	if errs := Validate(f); errs == nil {
+		t.Fatal("E of the wrong name accepted")
+	}
+}
+
+func TestWriteReadRoundTrip(t *testing.T) {
+	f := nested()
+	f.OtherData = map[string]any{"producer": "test"}
+	var buf bytes.Buffer
+	if err := Write(&buf, f); err != nil {
+		t.Fatal(err)
+	}
+	g, err := Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.TraceEvents) != len(f.TraceEvents) || g.DisplayTimeUnit != "ns" || g.OtherData["producer"] != "test" {
+		t.Fatalf("round trip: %+v", g)
+	}
+	if g.TraceEvents[4].Ts != 1.2 || g.TraceEvents[4].Dur != 0.5 || g.TraceEvents[4].Args[ArgOn] != "head" {
+		t.Fatalf("event 4 read back as %+v", g.TraceEvents[4])
+	}
+	if errs := Validate(g); errs != nil {
+		t.Fatal(errs)
+	}
+	arr, err := Read(strings.NewReader(`[{"name":"x","ph":"X","ts":1,"dur":2,"pid":0,"tid":0}]`))
+	if err != nil || len(arr.TraceEvents) != 1 {
+		t.Fatalf("array format: %v %+v", err, arr)
+	}
+	for _, bad := range []string{`{}`, `{"traceEvents":3}`, `nope`, ``} {
+		if _, err := Read(strings.NewReader(bad)); err == nil {
+			t.Errorf("%q read as a trace", bad)
+		}
+	}
+}
+
+func TestSortForTracksMakesNestingValid(t *testing.T) {
+	f := nested()
+	evs := f.TraceEvents
+	// Children first, tracks interleaved: the order a recorder with one
+	// buffer per channel might write.
+	evs[2], evs[4] = evs[4], evs[2]
+	evs[0], evs[6] = evs[6], evs[0]
+	if Validate(f) == nil {
+		t.Fatal("the shuffled trace should break the track rules")
+	}
+	SortForTracks(evs)
+	if errs := Validate(f); errs != nil {
+		t.Fatal(errs)
+	}
+	if evs[0].Ph != "M" || evs[1].Ph != "M" {
+		t.Fatalf("metadata not first: %+v", evs[:2])
+	}
+}
+
+func TestMerge(t *testing.T) {
+	a := &File{TraceEvents: []Event{Complete("op", CatOp, 0, 0, 0, 10, nil)}, OtherData: map[string]any{"process": 0}}
+	b := &File{TraceEvents: []Event{Complete("op", CatOp, 1, 0, 5, 10, nil)}, OtherData: map[string]any{"process": 1}}
+	m, err := Merge([]*File{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.TraceEvents) != 2 || len(m.OtherData["files"].([]any)) != 2 {
+		t.Fatalf("merged %+v", m)
+	}
+	if _, err := Merge([]*File{a, a}); err == nil || !strings.Contains(err.Error(), "pid 0") {
+		t.Fatalf("a rank twice: %v", err)
+	}
+}
