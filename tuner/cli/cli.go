@@ -28,6 +28,7 @@ commands:
   report      one self-contained HTML page of result files: curves, every key's series, the gate's table
   plugin      build gccl's NCCL tuner plugin (a .so for NCCL_TUNER_PLUGIN that applies table --nccl-csv)
   history     keep every run per commit in one SQLite file: add, list, export, import, changes
+  trace       see inside a collective: a step timeline's busy and waiting time, stragglers, critical path, timeline plot
 
 Run "tune <command> --help" for a command's flags; "tune --version" prints the version.
 `
@@ -65,6 +66,8 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return pluginCmd(args[1:], stdout, stderr)
 	case "history":
 		return historyCmd(args[1:], stdout, stderr)
+	case "trace":
+		return traceCmd(args[1:], stdout, stderr)
 	case perfCommand:
 		return perfChild(args[1:], stdout, stderr)
 	case "-h", "--help", "help":

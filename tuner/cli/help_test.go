@@ -11,7 +11,7 @@ import (
 )
 
 var subcommands = []string{"sweep", "fit", "constants", "choices", "table", "validate", "plot", "gate", "baseline", "report", "plugin",
-	"history add", "history list", "history export", "history import"}
+	"history add", "history list", "history export", "history import", "trace"}
 
 // flagLine is one line of pflag's PrintDefaults: "  -b, --minbytes string   usage".
 var flagLine = regexp.MustCompile(`^  (?:-(\w), )?\s*--([\w-]+)(?: (\w+))?\s{2,}(\S.*)$`)
