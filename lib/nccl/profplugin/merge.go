@@ -202,7 +202,11 @@ func Merge(files []*tef.File) (*tef.File, Summary, error) {
 		sum.Dropped += countOf(f, "dropped")
 		for _, k := range lost {
 			if n := countOf(f, k.key); n > 0 {
-				sum.Problems = append(sum.Problems, fmt.Sprintf("rank %d: %d events %s", pid, n, k.why))
+				what := "events"
+				if n == 1 {
+					what = "event"
+				}
+				sum.Problems = append(sum.Problems, fmt.Sprintf("rank %d: %d %s %s", pid, n, what, k.why))
 			}
 		}
 		byRank[pid] = append(byRank[pid], part{f, start, end})
