@@ -2,12 +2,15 @@ package cli
 
 import (
 	"debug/elf"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/gccl/gccl/lib/nccl/cbuild"
 	"github.com/gccl/gccl/lib/nccl/profplugin"
+	"github.com/gccl/gccl/lib/tef"
 )
 
 // tune profiler refuses stray arguments, prints its C with --source, and
@@ -49,5 +52,37 @@ func TestProfilerBuilds(t *testing.T) {
 		if !have[want] {
 			t.Errorf("%s does not export %s", out, want)
 		}
+	}
+}
+
+// tune profiler --merge joins the ranks' files, checked, and refuses a
+// file that is not a trace.
+func TestProfilerMerge(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for r := 0; r < 2; r++ {
+		f := &tef.File{TraceEvents: []tef.Event{tef.Complete("AllReduce", tef.CatOp, r, tef.RankTrack, 1000, 500, nil),
+			tef.Complete("send", tef.CatStep, r, tef.ProxyLane(0, 0), 1100, 100, nil)}}
+		p := filepath.Join(dir, fmt.Sprintf("r%d.json", r))
+		if err := tef.WriteFile(p, f); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	out := filepath.Join(dir, "all.json")
+	code, stdout, stderr := runCLI(append([]string{"profiler", "--merge", out}, paths...)...)
+	if code != exitOK || !strings.Contains(stdout, "2 ranks, 4 events (op 2, step 2)") {
+		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
+	}
+	if f, err := tef.ReadFile(out); err != nil || len(f.TraceEvents) != 4 {
+		t.Errorf("merged: %v", err)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte("{}"), 0o644)
+	if code, _, stderr := runCLI("profiler", "--merge", out, bad); code != exitBad || !strings.Contains(stderr, "no traceEvents") {
+		t.Errorf("not a trace: exit %d, %q", code, stderr)
+	}
+	if code, _, stderr := runCLI("profiler", "--merge", out); code != exitBad || !strings.Contains(stderr, "no trace files") {
+		t.Errorf("no files: exit %d, %q", code, stderr)
 	}
 }
