@@ -45,17 +45,7 @@ func profilerCmd(args []string, stdout, stderr io.Writer) int {
 		stdout.Write(profplugin.Source())
 		return exitOK
 	}
-	// As tune plugin: the output is checked before the compiler runs, and
-	// written beside and renamed.
-	f, err := results.CreateMode(*out, 0o755)
-	if err == nil {
-		var so []byte
-		if so, err = profplugin.CompileFromEnv(); err == nil {
-			_, err = f.Write(so)
-		}
-		err = settle(f, err)
-	}
-	if err != nil {
+	if err := writeSharedObject(*out, profplugin.CompileFromEnv); err != nil {
 		fmt.Fprintf(stderr, "tune profiler: %v\n", err)
 		return exitBad
 	}
@@ -107,4 +97,20 @@ func mergeTraces(out string, paths []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "  %s\n", p)
 	}
 	return exitOK
+}
+
+// writeSharedObject writes what compile builds to out. The output is
+// opened first: a path that cannot be written is refused before the
+// compiler runs. Written beside and renamed (results.File): a process that
+// has the old one loaded keeps it, and a failure leaves nothing behind.
+func writeSharedObject(out string, compile func() ([]byte, error)) error {
+	f, err := results.CreateMode(out, 0o755)
+	if err != nil {
+		return err
+	}
+	so, err := compile()
+	if err == nil {
+		_, err = f.Write(so)
+	}
+	return settle(f, err)
 }
