@@ -140,3 +140,30 @@ func TestMerge(t *testing.T) {
 		t.Fatalf("a rank twice: %v", err)
 	}
 }
+
+// TestLanes: each lane function's tid reads back as its kind, channel and
+// lane, and no two kinds share a tid.
+func TestLanes(t *testing.T) {
+	seen := map[int]string{}
+	check := func(tid int, kind string, ch, lane int) {
+		t.Helper()
+		k, c, l := TrackOf(tid)
+		if k != kind || c != ch || l != lane {
+			t.Errorf("TrackOf(%d) = %s %d %d, want %s %d %d", tid, k, c, l, kind, ch, lane)
+		}
+		if prev, ok := seen[tid]; ok {
+			t.Errorf("tid %d is both %s and %s %d/%d", tid, prev, kind, ch, lane)
+		}
+		seen[tid] = kind
+	}
+	for l := 0; l < Lanes; l++ {
+		check(OpLane(l), TrackRank, -1, l)
+		for _, c := range []int{0, 1, 63, 127} {
+			check(ProxyLane(c, l), TrackProxy, c, l)
+			check(KernelLane(c, l), TrackChannel, c, l)
+		}
+	}
+	if k, _, _ := TrackOf(-5); k != TrackOther {
+		t.Errorf("TrackOf(-5) = %s", k)
+	}
+}

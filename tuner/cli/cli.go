@@ -27,6 +27,7 @@ commands:
   baseline    record result files as a new baseline for gate
   report      one self-contained HTML page of result files: curves, every key's series, the gate's table
   plugin      build gccl's NCCL tuner plugin (a .so for NCCL_TUNER_PLUGIN that applies table --nccl-csv)
+  profiler    build gccl's NCCL profiler plugin (a .so for NCCL_PROFILER_PLUGIN that writes per-rank traces)
   history     keep every run per commit in one SQLite file: add, list, export, import, changes
   trace       see inside a collective: a step timeline's busy and waiting time, stragglers, critical path, timeline plot
 
@@ -64,6 +65,8 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return reportCmd(args[1:], stdout, stderr)
 	case "plugin":
 		return pluginCmd(args[1:], stdout, stderr)
+	case "profiler":
+		return profilerCmd(args[1:], stdout, stderr)
 	case "history":
 		return historyCmd(args[1:], stdout, stderr)
 	case "trace":

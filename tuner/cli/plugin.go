@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gccl/gccl/lib/nccl/tunerplugin"
-	"github.com/gccl/gccl/results"
 )
 
 func pluginCmd(args []string, stdout, stderr io.Writer) int {
@@ -34,19 +33,7 @@ func pluginCmd(args []string, stdout, stderr io.Writer) int {
 		stdout.Write(tunerplugin.Source())
 		return exitOK
 	}
-	// The output first: a path that cannot be written is refused before
-	// the compiler runs. Written beside and renamed (results.File): a
-	// process that has the old one loaded keeps it, and a failure leaves
-	// nothing behind.
-	f, err := results.CreateMode(*out, 0o755)
-	if err == nil {
-		var so []byte
-		if so, err = tunerplugin.CompileFromEnv(); err == nil {
-			_, err = f.Write(so)
-		}
-		err = settle(f, err)
-	}
-	if err != nil {
+	if err := writeSharedObject(*out, tunerplugin.CompileFromEnv); err != nil {
 		fmt.Fprintf(stderr, "tune plugin: %v\n", err)
 		return exitBad
 	}

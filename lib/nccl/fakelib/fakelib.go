@@ -7,12 +7,10 @@ package fakelib
 
 import (
 	_ "embed"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 
-	"github.com/gccl/gccl/lib/nccl/tunerplugin"
+	"github.com/gccl/gccl/lib/nccl/cbuild"
 )
 
 //go:embed csrc/fake.c
@@ -46,21 +44,14 @@ const (
 )
 
 // Build compiles the fake into dir with the C compiler
-// tunerplugin.FindCompiler(cc) finds (cc: a name or path, as $CC says;
-// "" for cc or gcc) and returns its path.
+// cbuild.FindCompiler(cc) finds (cc: a name or path, as $CC says; "" for
+// cc or gcc) and returns its path.
 func Build(dir, cc string) (string, error) {
-	cc, err := tunerplugin.FindCompiler(cc)
+	obj := cbuild.Object{What: "the fake CUDA/NCCL library", SrcName: "fake.c", File: FileName, Src: source}
+	so, err := obj.Compile(cc)
 	if err != nil {
 		return "", err
 	}
-	src := filepath.Join(dir, "fake.c")
-	if err := os.WriteFile(src, source, 0o644); err != nil {
-		return "", err
-	}
 	out := filepath.Join(dir, FileName)
-	cmd := exec.Command(cc, "-O2", "-Wall", "-fPIC", "-shared", "-fvisibility=hidden", "-o", out, src)
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building the fake CUDA/NCCL library with %s: %v\n%s", cc, err, msg)
-	}
-	return out, nil
+	return out, os.WriteFile(out, so, 0o755)
 }
