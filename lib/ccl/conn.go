@@ -95,6 +95,7 @@ func (w *world) connect(from, to, ch int, kind connKind, p proto.Protocol, buff 
 			c.SendSide.RecvWaiter, c.SendSide.RecvKick = w.job.remoteWaiter(to, ch), w.job.remoteKick(to, ch)
 		}
 		e.send, _ = proto.NewEnds(c.SendSide, desc)
+		e.send.Peer = to
 	}
 	if receiver != nil {
 		rc := receiver.channels[ch]
@@ -107,6 +108,7 @@ func (w *world) connect(from, to, ch int, kind connKind, p proto.Protocol, buff 
 			c.RecvSide.SendWaiter, c.RecvSide.SendKick = w.job.remoteWaiter(from, ch), w.job.remoteKick(from, ch)
 		}
 		_, e.recv = proto.NewEnds(c.RecvSide, desc)
+		e.recv.Peer = from
 	}
 	if c.Start != nil {
 		c.Start()

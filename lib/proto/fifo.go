@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/gccl/gccl/lib/steptrace"
 )
 
 // LLFlagSpace sets how LL flags are derived from steps. Production uses the
@@ -140,7 +142,15 @@ type postLog struct {
 //
 // A wait for a step of at most PollMaxBytes on a FIFO with a Poll hook
 // polls the network while it spins: see Fifo.Poll.
-func (f *Fifo) waitRecv(nbytes int, ready func() bool, what func() string) error {
+//
+// peer is the rank at the FIFO's other end, named in the wait's trace
+// record (see Waiter.For).
+func (f *Fifo) waitRecv(peer, nbytes int, ready func() bool, what func() string) error {
+	on := steptrace.OnFlag // LL and LL128: the lines' flags
+	if f.Proto == Simple {
+		on = steptrace.OnTail
+	}
+	f.RecvWaiter.For(on, peer)
 	if poll := f.Poll; poll != nil && nbytes <= PollMaxBytes {
 		arrived := ready
 		polling := func() bool { return arrived() || poll() && arrived() }
@@ -156,7 +166,8 @@ func (f *Fifo) waitRecv(nbytes int, ready func() bool, what func() string) error
 	return f.RecvWaiter.waitKick(ready, f.SendKick, what, f.YieldFor(f.RecvWaiter))
 }
 
-func (f *Fifo) waitSend(ready func() bool, what func() string) error {
+func (f *Fifo) waitSend(peer int, ready func() bool, what func() string) error {
+	f.SendWaiter.For(steptrace.OnHead, peer)
 	return f.SendWaiter.waitKick(ready, f.RecvKick, what, f.YieldFor(f.SendWaiter))
 }
 
@@ -369,6 +380,7 @@ type SendEnd struct {
 	F    *Fifo
 	Step uint64 // next step to write; only this end changes it
 	Desc string // "rank 0 -> rank 1, channel 2": for error messages
+	Peer int    // the receiver's rank, for traces (-1: unknown); set once at connection time
 	// lent says a slice posted by reference may still be read: Drain
 	// must wait before the sender's memory changes hands.
 	lent bool
@@ -379,11 +391,12 @@ type RecvEnd struct {
 	F    *Fifo
 	Step uint64 // next step to read; only this end changes it
 	Desc string
+	Peer int // the sender's rank, for traces (-1: unknown); set once at connection time
 }
 
 // NewEnds returns both ends of f, starting at its start step.
 func NewEnds(f *Fifo, desc string) (*SendEnd, *RecvEnd) {
-	return &SendEnd{F: f, Step: f.startStep, Desc: desc}, &RecvEnd{F: f, Step: f.startStep, Desc: desc}
+	return &SendEnd{F: f, Step: f.startStep, Desc: desc, Peer: -1}, &RecvEnd{F: f, Step: f.startStep, Desc: desc, Peer: -1}
 }
 
 // AlignStep rounds the step up to a multiple of n before an operation that
@@ -401,7 +414,7 @@ func (e *SendEnd) waitCredit(steps int) error {
 	need := e.Step + uint64(steps)
 	ready := func() bool { return f.ctl.head.Load()+Steps >= need }
 	if !ready() {
-		if err := f.waitSend(ready, func() string {
+		if err := f.waitSend(e.Peer, ready, func() string {
 			return fmt.Sprintf("%s credits from the receiver (%s step %d, head %d)", e.Desc, f.Proto, e.Step, f.ctl.head.Load())
 		}); err != nil {
 			return err
