@@ -11,7 +11,6 @@ import (
 	"github.com/gccl/gccl/lib/prims"
 	"github.com/gccl/gccl/lib/proto"
 	"github.com/gccl/gccl/lib/reduce"
-	"github.com/gccl/gccl/lib/steptrace"
 	"github.com/gccl/gccl/lib/topo"
 	"github.com/gccl/gccl/lib/tuning"
 )
@@ -406,10 +405,6 @@ func (ch *channel) ringOrTree(p *prims.Prims, w *collWork) error {
 // runLocal is every collective on one rank: the output is the input, with
 // the reduction's pre- and post-ops applied.
 func (ch *channel) runLocal(w *collWork) {
-	var t0 int64
-	if ch.waiter.Trace != nil {
-		t0 = steptrace.Now()
-	}
 	elt := w.elt
 	in := w.in[w.partStart*elt : (w.partStart+w.partCount)*elt]
 	out := w.out[w.partStart*elt : (w.partStart+w.partCount)*elt]
@@ -420,7 +415,7 @@ func (ch *channel) runLocal(w *collWork) {
 	} else {
 		prims.CopyUnlessSame(out, in)
 	}
-	traceCopy(ch.waiter.Trace, name, ch.rank, len(out), t0)
+	traceCopy(ch.waiter.Trace, name, ch.rank, len(out))
 }
 
 // p2pRound is one round of a channel's point-to-point schedule: in round d
@@ -435,12 +430,8 @@ type selfCopy struct{ dst, src []byte }
 
 func (ch *channel) runRound(r *p2pRound) error {
 	for _, c := range r.self {
-		var t0 int64
-		if ch.waiter.Trace != nil {
-			t0 = steptrace.Now()
-		}
 		prims.CopyUnlessSame(c.dst, c.src)
-		traceCopy(ch.waiter.Trace, "copy", ch.rank, len(c.dst), t0)
+		traceCopy(ch.waiter.Trace, "copy", ch.rank, len(c.dst))
 	}
 	if len(r.sends)+len(r.recvs) == 0 {
 		return nil

@@ -212,8 +212,8 @@ func (c *Comm) runFast() {
 		c.fail(0, err)
 	}
 	c.fast.pending = false
-	if c.trace != nil {
-		c.trace.opDone(&c.fast.traceOp, c.fast.traceCalled)
+	if c.trace != nil { // it ended with its channel's
+		c.trace.opDoneAt(&c.fast.traceOp, c.fast.traceCalled, ch.waiter.Trace.Mark())
 	}
 	c.finishedOp(c.fast.seq)
 	done := c.finished.Add(1)

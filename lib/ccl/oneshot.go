@@ -245,11 +245,7 @@ func (ch *channel) oneShotStep(w *collWork, rd oneShotRound, posted bool) error 
 	s := c.os
 	me := c.rank
 	tr := ch.waiter.Trace
-	var t0 int64
 	if w.posts(me) && !posted {
-		if tr != nil {
-			t0 = steptrace.Now()
-		}
 		if !board.Free(rd.seq, s.minAcked) {
 			ready := func() bool { s.minAcked = c.minAcked(); return board.Free(rd.seq, s.minAcked) }
 			if !ready() {
@@ -263,17 +259,14 @@ func (ch *channel) oneShotStep(w *collWork, rd oneShotRound, posted bool) error 
 		}
 		c.postRound(w, rd)
 		if tr != nil {
-			tr.Step("post", llName, -1, -1, int64(rd.cnt*w.elt), t0)
+			tr.Step("post", llName, -1, -1, int64(rd.cnt*w.elt))
 		}
 	}
 	c.settleWakes(true)
 	if w.reads(me) {
-		if tr != nil {
-			t0 = steptrace.Now()
-		}
 		err := ch.readRound(w, rd)
 		if tr != nil {
-			tr.Step(oneShotReadName(w, rd), llName, -1, w.readsFrom(me, c.Size()), int64(rd.cnt*w.elt), t0)
+			tr.Step(oneShotReadName(w, rd), llName, -1, w.readsFrom(me, c.Size()), int64(rd.cnt*w.elt))
 		}
 		if err != nil {
 			return err

@@ -36,7 +36,11 @@ func (t *rankTrace) channel(id int) *steptrace.Buf {
 // on the calls track: from when the stream reached it (its call, or the
 // end of the operation before it) to now.
 func (t *rankTrace) opDone(o *steptrace.OpInfo, called int64) {
-	end := steptrace.Now()
+	t.opDoneAt(o, called, steptrace.Now())
+}
+
+// opDoneAt is opDone for an operation that finished at end.
+func (t *rankTrace) opDoneAt(o *steptrace.OpInfo, called, end int64) {
 	start := max(called, t.lastEnd)
 	t.Calls.OpAt(o, start, end, start-called)
 	t.lastEnd = end
@@ -159,8 +163,7 @@ func (c *Comm) labelGroup(coll Coll) {
 // tracedColl runs one collective's part on this channel, recorded as an
 // operation on tr.
 func (ch *channel) tracedColl(tr *steptrace.Buf, w *collWork, seq uint64) error {
-	t0 := steptrace.Now()
-	tr.BeginOp(seq)
+	t0 := tr.BeginOp(seq)
 	err := ch.runColl(w)
 	a, p := w.algo.String(), w.proto.String()
 	if ch.nRanks == 1 {
@@ -177,9 +180,8 @@ func (ch *channel) tracedColl(tr *steptrace.Buf, w *collWork, seq uint64) error 
 // tracedRounds runs a channel's point-to-point rounds, recorded as one
 // operation named by the plan (sendrecv, alltoall, ...).
 func (ch *channel) tracedRounds(tr *steptrace.Buf, w *chanWork) error {
-	t0 := steptrace.Now()
 	seq := w.plan.seq
-	tr.BeginOp(seq)
+	t0 := tr.BeginOp(seq)
 	var bytes int64
 	var err error
 	for _, r := range w.rounds {
@@ -196,9 +198,9 @@ func (ch *channel) tracedRounds(tr *steptrace.Buf, w *chanWork) error {
 
 // traceCopy records a copy a rank makes alone (one rank's collective,
 // a send to itself) as a step.
-func traceCopy(tr *steptrace.Buf, name string, me, bytes int, t0 int64) {
+func traceCopy(tr *steptrace.Buf, name string, me, bytes int) {
 	if tr != nil {
-		tr.Step(name, "", -1, me, int64(bytes), t0)
+		tr.Step(name, "", -1, me, int64(bytes))
 	}
 }
 

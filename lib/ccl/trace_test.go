@@ -216,8 +216,8 @@ func checkNesting(t *testing.T, f *tef.File) {
 			if !in(ops[tr], e) && !in(steps[tr], e) {
 				t.Errorf("rank %d channel %d: %s at %.3f is in no step or operation", e.Pid, e.Tid, e.Name, e.Ts)
 			}
-			if e.Args[tef.ArgWhat] == "" {
-				t.Errorf("rank %d channel %d: %s has no description", e.Pid, e.Tid, e.Name)
+			if what, _ := e.Args[tef.ArgWhat].(string); what == "" && e.Dur >= tef.Micros(steptrace.DescribeAfter) {
+				t.Errorf("rank %d channel %d: %s of %.3f us has no description", e.Pid, e.Tid, e.Name, e.Dur)
 			}
 		}
 	}

@@ -234,7 +234,6 @@ func (x *Xfer) run(tr *steptrace.Buf) error {
 	if tr == nil {
 		return x.advance()
 	}
-	t0 := steptrace.Now()
 	n := len(x.next())
 	err := x.advance()
 	name, to, from := "recv", -1, -1
@@ -243,7 +242,7 @@ func (x *Xfer) run(tr *steptrace.Buf) error {
 	} else {
 		from = x.Recv.Peer
 	}
-	tr.Step(name, x.proto().String(), to, from, int64(n), t0)
+	tr.Step(name, x.proto().String(), to, from, int64(n))
 	return err
 }
 

@@ -80,7 +80,6 @@ func (p *Prims) Do(prim algo.Prim, inOff, outOff, nelem int, post bool) error {
 // tracedDo is Do, recorded as a step: the primitive, the ranks it sends
 // to and receives from, its bytes.
 func (p *Prims) tracedDo(prim algo.Prim, inOff, outOff, nelem int, post bool) error {
-	t0 := steptrace.Now()
 	err := p.do(prim, inOff, outOff, nelem, post)
 	to, from := -1, -1
 	if prim.Sends() {
@@ -89,7 +88,7 @@ func (p *Prims) tracedDo(prim algo.Prim, inOff, outOff, nelem int, post bool) er
 	if prim.Recvs() {
 		from = p.Recv.Peer
 	}
-	p.Trace.Step(prim.String(), p.Proto.String(), to, from, int64(nelem*p.Elt), t0)
+	p.Trace.Step(prim.String(), p.Proto.String(), to, from, int64(nelem*p.Elt))
 	return err
 }
 

@@ -4,7 +4,6 @@ import (
 	"github.com/gccl/gccl/lib/algo"
 	"github.com/gccl/gccl/lib/proto"
 	"github.com/gccl/gccl/lib/reduce"
-	"github.com/gccl/gccl/lib/steptrace"
 )
 
 // TreeEnds are one rank's connections in one tree for one protocol: the
@@ -67,14 +66,13 @@ func (p *Prims) tracedTree(t *TreeEnds, off, n, chunkElems int) error {
 		}
 		for o := 0; o < n; o += chunkElems {
 			cnt := min(chunkElems, n-o)
-			t0 := steptrace.Now()
 			var err error
 			if down {
 				err = p.treeDown(t, off+o, cnt)
 			} else {
 				err = p.treeUp(t, off+o, cnt)
 			}
-			p.Trace.Step(name, proto, to, from, int64(cnt*p.Elt), t0)
+			p.Trace.Step(name, proto, to, from, int64(cnt*p.Elt))
 			if err != nil {
 				return err
 			}

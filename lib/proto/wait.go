@@ -135,9 +135,15 @@ func (w *Waiter) For(on steptrace.On, peer int) {
 	}
 }
 
-// traceWait records a wait that began at start, named by For.
+// traceWait records a wait that began at start, named by For, with its
+// description when it lasted steptrace.DescribeAfter.
 func (w *Waiter) traceWait(start int64, what func() string) {
-	w.Trace.Wait(w.tagOn, w.tagPeer, what(), start)
+	end := steptrace.Now()
+	desc := ""
+	if end-start >= steptrace.DescribeAfter {
+		desc = what()
+	}
+	w.Trace.Wait(w.tagOn, w.tagPeer, desc, start, end)
 	w.tagOn, w.tagPeer = steptrace.OnOther, -1
 }
 

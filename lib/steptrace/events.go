@@ -64,7 +64,10 @@ func event(r *Record, pid, tid int, offsetNs int64) tef.Event {
 		}
 		return tef.Complete(r.Name, tef.CatStep, pid, tid, start, dur, args)
 	default:
-		args := map[string]any{tef.ArgSeq: r.Seq, tef.ArgPeer: int(r.To), tef.ArgOn: r.On.String(), tef.ArgWhat: r.What}
+		args := map[string]any{tef.ArgSeq: r.Seq, tef.ArgPeer: int(r.To), tef.ArgOn: r.On.String()}
+		if r.What != "" {
+			args[tef.ArgWhat] = r.What
+		}
 		return tef.Complete(WaitName(r.On, int(r.To)), tef.CatWait, pid, tid, start, dur, args)
 	}
 }

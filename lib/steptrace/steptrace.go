@@ -101,6 +101,9 @@ type Buf struct {
 	dropped int64
 	step    int32  // the next step's index in the current operation
 	seq     uint64 // the current operation's sequence number
+	// mark is when the last step of the current operation ended, or the
+	// operation began: where the next step starts.
+	mark int64
 }
 
 // NewBuf returns a track that keeps capacity records (DefaultCapacity for
@@ -136,12 +139,26 @@ type OpInfo struct {
 	Channels          int
 }
 
-// BeginOp starts an operation on this track: its steps count from 0 and
-// carry its sequence number.
-func (b *Buf) BeginOp(seq uint64) { b.step, b.seq = 0, seq }
+// BeginOp starts an operation on this track and returns the time: its
+// steps count from 0, carry its sequence number, and run one after
+// another from this time on.
+func (b *Buf) BeginOp(seq uint64) int64 {
+	t := Now()
+	b.step, b.seq, b.mark = 0, seq, t
+	return t
+}
 
-// Op records an operation from start to now.
-func (b *Buf) Op(o *OpInfo, start int64) { b.OpAt(o, start, Now(), 0) }
+// Op records an operation from start to now, and returns now.
+func (b *Buf) Op(o *OpInfo, start int64) int64 {
+	end := Now()
+	b.OpAt(o, start, end, 0)
+	b.mark = end
+	return end
+}
+
+// Mark is when the track's last step ended, or its last operation began
+// or ended.
+func (b *Buf) Mark() int64 { return b.mark }
 
 // OpAt records an operation from start to end that was called queued
 // nanoseconds before it started.
@@ -152,22 +169,34 @@ func (b *Buf) OpAt(o *OpInfo, start, end, queued int64) {
 	}
 }
 
-// Step records a step of the current operation from start to now: the
+// Step records a step of the current operation that has just ended: the
 // primitive, its protocol, the rank it sends to and the one it receives
-// from (-1: none, or several) and its bytes.
-func (b *Buf) Step(name, proto string, to, from int, bytes int64, start int64) {
+// from (-1: none, or several) and its bytes. A step starts where the one
+// before it ended, or where its operation began: the time between two
+// primitive calls, a loop's few instructions or a wait between them,
+// belongs to the later one. One clock read a step.
+func (b *Buf) Step(name, proto string, to, from int, bytes int64) {
 	end := Now()
 	if r := b.next(); r != nil {
-		*r = Record{Start: start, End: end, Bytes: bytes, Seq: b.seq, Name: name, Proto: proto,
+		*r = Record{Start: b.mark, End: end, Bytes: bytes, Seq: b.seq, Name: name, Proto: proto,
 			To: int32(to), From: int32(from), Index: b.step, Kind: KindStep}
 	}
 	b.step++
+	b.mark = end
 }
 
-// Wait records a wait from start to now: for what (on), on whom (peer, -1
-// for none or several), and the waiter's own description.
-func (b *Buf) Wait(on On, peer int, what string, start int64) {
-	end := Now()
+// DescribeAfter is the shortest wait whose record carries the waiter's
+// own description (Record.What): a description costs a formatted string,
+// about half a microsecond on the project's VM, as much as a short wait
+// itself (an 8 B ring allreduce of 2 ranks waited a median 2 us, and
+// describing every wait made its recording cost twice as much). Every
+// wait says on what and on whom.
+const DescribeAfter = 5000 // ns
+
+// Wait records a wait from start to end: for what (on), on whom (peer, -1
+// for none or several), and the waiter's own description ("" for waits
+// shorter than DescribeAfter).
+func (b *Buf) Wait(on On, peer int, what string, start, end int64) {
 	if r := b.next(); r != nil {
 		*r = Record{Start: start, End: end, Seq: b.seq, What: what, To: int32(peer), From: -1, Kind: KindWait, On: on}
 	}
@@ -195,7 +224,7 @@ func (b *Buf) Reset() {
 	for i := 0; i < b.n; i += chunkLen {
 		clear(b.chunks[i/chunkLen][:min(chunkLen, b.n-i)]) // drop the What strings
 	}
-	b.n, b.dropped, b.step, b.seq = 0, 0, 0, 0
+	b.n, b.dropped, b.step, b.seq, b.mark = 0, 0, 0, 0, 0
 }
 
 // Rank is one rank's tracks: its calls (an operation from the call to its
