@@ -303,3 +303,98 @@ func checkPeers(t *testing.T, f *tef.File, tc traceCase, w *world) {
 		t.Error("no steps")
 	}
 }
+
+// TestTraceOffAllocatesNothing: with the timeline off, after a recording
+// too, a repeated small allreduce and its Synchronize allocate nothing, on
+// the one-shot fast path and the ring's plan path alike (as
+// TestSmallCallsDoNotAllocate without any recording).
+func TestTraceOffAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	for _, algo := range []string{"OneShot", "Ring"} {
+		comms := initT(t, 2, Config{Algo: algoReq(algo), TraceSteps: 64})
+		const runs = 500
+		bufs := [2][2][]byte{{make([]byte, 64), make([]byte, 64)}, {make([]byte, 64), make([]byte, 64)}}
+		call := func(r int) {
+			if err := comms[r].AllReduce(bufs[r][0], bufs[r][1], 16, Float32, Sum); err != nil {
+				t.Error(err)
+			}
+			if err := comms[r].Synchronize(); err != nil {
+				t.Error(err)
+			}
+		}
+		perRank(comms, func(c *Comm) { // recorded from InitAll on (Config.TraceSteps), then off
+			call(c.Rank())
+			if err := c.StopTrace(); err != nil {
+				t.Error(err)
+			}
+		})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for i := 0; i < runs+1; i++ { // AllocsPerRun calls once more to warm up
+				call(1)
+			}
+		}()
+		allocs := testing.AllocsPerRun(runs, func() { call(0) })
+		<-done
+		if allocs != 0 {
+			t.Errorf("%s: %v allocations per call with the timeline off, want 0", algo, allocs)
+		}
+		s, err := comms[0].TakeTrace()
+		if err != nil || len(s.Calls) != 1 {
+			t.Errorf("%s: %d operations recorded before the timeline went off (%v), want 1", algo, len(s.Calls), err)
+		}
+	}
+}
+
+// TestTraceCountsDrops: tracks that fill count what they drop, and keep
+// whole operations from the start.
+func TestTraceCountsDrops(t *testing.T) {
+	comms := initT(t, 2, Config{Algo: algoReq("Ring"), Proto: protoReq("LL"), NChannels: 1})
+	var snaps [2]steptrace.Snapshot
+	err := perRankErr(comms, func(c *Comm) error {
+		in, out := make([]byte, 64), make([]byte, 64)
+		if err := c.StartTrace(10); err != nil {
+			return err
+		}
+		for range 20 {
+			if err := c.AllReduce(in, out, 16, Float32, Sum); err != nil {
+				return err
+			}
+		}
+		var err error
+		snaps[c.Rank()], err = c.TakeTrace()
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, s := range snaps {
+		// The calls track holds 10 of 20 operations; channel 0 records
+		// at least 4 a ring allreduce of 2 ranks (the operation and 3
+		// steps).
+		if len(s.Calls) != 10 || len(s.Channels[0]) != 10 || s.Dropped < 10+20*4-10 {
+			t.Errorf("rank %d: kept %d calls and %d channel records, dropped %d: want 10, 10 and at least 80", r, len(s.Calls), len(s.Channels[0]), s.Dropped)
+		}
+		if s.Calls[0].Seq != 1 || s.Calls[9].Seq != 10 {
+			t.Errorf("rank %d: calls kept from operation %d to %d, want 1 to 10", r, s.Calls[0].Seq, s.Calls[9].Seq)
+		}
+	}
+}
+
+// TestTraceBadUse: the timeline's misuse gets errors that say what is
+// valid.
+func TestTraceBadUse(t *testing.T) {
+	if _, err := InitAll(1, Config{TraceSteps: -1}); err == nil || !strings.Contains(err.Error(), "TraceSteps -1") {
+		t.Errorf("TraceSteps -1: %v", err)
+	}
+	c := initT(t, 1, Config{})[0]
+	if _, err := c.TakeTrace(); err == nil || !strings.Contains(err.Error(), "never recorded") {
+		t.Errorf("TakeTrace before any recording: %v", err)
+	}
+	if err := c.StartTrace(-5); err == nil || !strings.Contains(err.Error(), "capacity -5") {
+		t.Errorf("StartTrace(-5): %v", err)
+	}
+}
