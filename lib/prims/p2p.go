@@ -238,9 +238,9 @@ func (x *Xfer) run(tr *steptrace.Buf) error {
 	err := x.advance()
 	name, to, from := "recv", -1, -1
 	if x.Send != nil {
-		name, to = "send", x.Send.Peer
+		name, to = "send", x.Send.Peer()
 	} else {
-		from = x.Recv.Peer
+		from = x.Recv.Peer()
 	}
 	tr.Step(name, x.proto().String(), to, from, int64(n))
 	return err
@@ -262,11 +262,11 @@ func waitingFor(queues [][]*Xfer, current func(int) *Xfer) (steptrace.On, int) {
 	case only == nil:
 		return steptrace.OnOther, -1
 	case only.Send != nil:
-		return steptrace.OnHead, only.Send.Peer
+		return steptrace.OnHead, only.Send.Peer()
 	case only.proto() == proto.Simple:
-		return steptrace.OnTail, only.Recv.Peer
+		return steptrace.OnTail, only.Recv.Peer()
 	default:
-		return steptrace.OnFlag, only.Recv.Peer
+		return steptrace.OnFlag, only.Recv.Peer()
 	}
 }
 

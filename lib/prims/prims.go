@@ -83,10 +83,10 @@ func (p *Prims) tracedDo(prim algo.Prim, inOff, outOff, nelem int, post bool) er
 	err := p.do(prim, inOff, outOff, nelem, post)
 	to, from := -1, -1
 	if prim.Sends() {
-		to = p.Send.Peer
+		to = p.Send.Peer()
 	}
 	if prim.Recvs() {
-		from = p.Recv.Peer
+		from = p.Recv.Peer()
 	}
 	p.Trace.Step(prim.String(), p.Proto.String(), to, from, int64(nelem*p.Elt))
 	return err

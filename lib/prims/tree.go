@@ -53,10 +53,10 @@ func (p *Prims) tracedTree(t *TreeEnds, off, n, chunkElems int) error {
 	up, downPrim := treePrims(t)
 	parent, child := -1, -1
 	if t.ToParent != nil {
-		parent = t.ToParent.Peer
+		parent = t.ToParent.Peer()
 	}
 	if len(t.ToChildren) == 1 {
-		child = t.ToChildren[0].Peer
+		child = t.ToChildren[0].Peer()
 	}
 	proto := p.Proto.String()
 	for _, down := range []bool{false, true} {

@@ -110,6 +110,10 @@ type Fifo struct {
 	landRef  [Steps][]byte
 	landStep [Steps]atomic.Uint64 // the first step landRef[i] is for, + 1; 0 for none
 	landed   [Steps]bool
+
+	// From and To are the ranks of the sender and the receiver, named in
+	// traces (-1: unknown). Set once at connection time.
+	From, To int
 }
 
 // Post is one published slice as its proxy sees it: the first step, the
@@ -303,7 +307,7 @@ func NewFifoAt(p Protocol, buffSize int, opt FifoOptions, mem []byte, init bool)
 }
 
 func newFifo(p Protocol, buffSize int, opt FifoOptions) *Fifo {
-	f := &Fifo{Proto: p, StepBytes: buffSize / Steps, ll: opt.LLFlags, startStep: opt.StartStep}
+	f := &Fifo{Proto: p, StepBytes: buffSize / Steps, ll: opt.LLFlags, startStep: opt.StartStep, From: -1, To: -1}
 	if f.ll.Mask == 0 {
 		f.ll = DefaultLLFlags
 	}
@@ -380,7 +384,6 @@ type SendEnd struct {
 	F    *Fifo
 	Step uint64 // next step to write; only this end changes it
 	Desc string // "rank 0 -> rank 1, channel 2": for error messages
-	Peer int    // the receiver's rank, for traces (-1: unknown); set once at connection time
 	// lent says a slice posted by reference may still be read: Drain
 	// must wait before the sender's memory changes hands.
 	lent bool
@@ -391,12 +394,19 @@ type RecvEnd struct {
 	F    *Fifo
 	Step uint64 // next step to read; only this end changes it
 	Desc string
-	Peer int // the sender's rank, for traces (-1: unknown); set once at connection time
 }
+
+// Peer is the rank at the other end of the FIFO: its receiver's
+// (F.To), for traces.
+func (e *SendEnd) Peer() int { return e.F.To }
+
+// Peer is the rank at the other end of the FIFO: its sender's (F.From),
+// for traces.
+func (e *RecvEnd) Peer() int { return e.F.From }
 
 // NewEnds returns both ends of f, starting at its start step.
 func NewEnds(f *Fifo, desc string) (*SendEnd, *RecvEnd) {
-	return &SendEnd{F: f, Step: f.startStep, Desc: desc, Peer: -1}, &RecvEnd{F: f, Step: f.startStep, Desc: desc, Peer: -1}
+	return &SendEnd{F: f, Step: f.startStep, Desc: desc}, &RecvEnd{F: f, Step: f.startStep, Desc: desc}
 }
 
 // AlignStep rounds the step up to a multiple of n before an operation that
@@ -414,7 +424,7 @@ func (e *SendEnd) waitCredit(steps int) error {
 	need := e.Step + uint64(steps)
 	ready := func() bool { return f.ctl.head.Load()+Steps >= need }
 	if !ready() {
-		if err := f.waitSend(e.Peer, ready, func() string {
+		if err := f.waitSend(f.To, ready, func() string {
 			return fmt.Sprintf("%s credits from the receiver (%s step %d, head %d)", e.Desc, f.Proto, e.Step, f.ctl.head.Load())
 		}); err != nil {
 			return err

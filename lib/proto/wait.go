@@ -87,7 +87,7 @@ type Waiter struct {
 	// every miss in a row (a convoy) up to spinBackoff, and a spin that
 	// succeeds resets it, so one late peer (after a barrier) costs a wait
 	// or two of yielding, not hundreds. Both owned by the waiting goroutine.
-	spinSkip, spinPenalty int
+	spinSkip, spinPenalty int32
 
 	// OnPark, when set, is told what the waiter waits for each time it is
 	// about to sleep, and OnResume when it woke with its wait over: a
@@ -99,10 +99,8 @@ type Waiter struct {
 	// Trace, when set, records the waits that outlast their first spin
 	// (see For): the step timeline of the channel this waiter belongs to.
 	// Owned by the waiting goroutine: set by whoever runs the channel's
-	// work, as SpinFor. tagOn and tagPeer name the next wait (For).
-	Trace   *steptrace.Buf
-	tagOn   steptrace.On
-	tagPeer int
+	// work, as SpinFor.
+	Trace *steptrace.Buf
 
 	// Fold, when set, takes this waiter's waits past their first look:
 	// the waiting goroutine is a coroutine of a driver that runs several
@@ -122,7 +120,7 @@ const spinBackoff = 256
 
 // NewWaiter returns a waiter bound to an abort signal and a timeout.
 func NewWaiter(abort *Abort, timeout time.Duration) *Waiter {
-	return &Waiter{wake: make(chan struct{}, 1), Abort: abort, Timeout: timeout, YieldFor: DefaultYieldFor, tagPeer: -1}
+	return &Waiter{wake: make(chan struct{}, 1), Abort: abort, Timeout: timeout, YieldFor: DefaultYieldFor}
 }
 
 // For names what the next wait of a traced waiter waits for: on, and the
@@ -131,7 +129,7 @@ func NewWaiter(abort *Abort, timeout time.Duration) *Waiter {
 // records nothing and leaves the name to the next.
 func (w *Waiter) For(on steptrace.On, peer int) {
 	if w.Trace != nil {
-		w.tagOn, w.tagPeer = on, peer
+		w.Trace.NameWait(on, peer)
 	}
 }
 
@@ -143,8 +141,7 @@ func (w *Waiter) traceWait(start int64, what func() string) {
 	if end-start >= steptrace.DescribeAfter {
 		desc = what()
 	}
-	w.Trace.Wait(w.tagOn, w.tagPeer, desc, start, end)
-	w.tagOn, w.tagPeer = steptrace.OnOther, -1
+	w.Trace.Wait(desc, start, end)
 }
 
 // Wake is called by a poster after it published a word the waiter may be

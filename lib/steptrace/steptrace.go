@@ -104,6 +104,9 @@ type Buf struct {
 	// mark is when the last step of the current operation ended, or the
 	// operation began: where the next step starts.
 	mark int64
+	// on and peer name the next wait (NameWait).
+	on   On
+	peer int32
 }
 
 // NewBuf returns a track that keeps capacity records (DefaultCapacity for
@@ -112,7 +115,7 @@ func NewBuf(capacity int) *Buf {
 	if capacity <= 0 {
 		capacity = DefaultCapacity
 	}
-	return &Buf{limit: capacity}
+	return &Buf{limit: capacity, peer: -1}
 }
 
 // next returns the next free record, or nil (counting a drop) when the
@@ -193,13 +196,18 @@ func (b *Buf) Step(name, proto string, to, from int, bytes int64) {
 // wait says on what and on whom.
 const DescribeAfter = 5000 // ns
 
-// Wait records a wait from start to end: for what (on), on whom (peer, -1
-// for none or several), and the waiter's own description ("" for waits
-// shorter than DescribeAfter).
-func (b *Buf) Wait(on On, peer int, what string, start, end int64) {
+// NameWait names the track's next wait: for what (on), on whom (peer, -1
+// for none or several).
+func (b *Buf) NameWait(on On, peer int) { b.on, b.peer = on, int32(peer) }
+
+// Wait records a wait from start to end, named by NameWait (which it
+// consumes), with the waiter's own description ("" for waits shorter than
+// DescribeAfter).
+func (b *Buf) Wait(what string, start, end int64) {
 	if r := b.next(); r != nil {
-		*r = Record{Start: start, End: end, Seq: b.seq, What: what, To: int32(peer), From: -1, Kind: KindWait, On: on}
+		*r = Record{Start: start, End: end, Seq: b.seq, What: what, To: b.peer, From: -1, Kind: KindWait, On: b.on}
 	}
+	b.on, b.peer = OnOther, -1
 }
 
 // Len is the records kept.
@@ -224,7 +232,7 @@ func (b *Buf) Reset() {
 	for i := 0; i < b.n; i += chunkLen {
 		clear(b.chunks[i/chunkLen][:min(chunkLen, b.n-i)]) // drop the What strings
 	}
-	b.n, b.dropped, b.step, b.seq, b.mark = 0, 0, 0, 0, 0
+	b.n, b.dropped, b.step, b.seq, b.mark, b.on, b.peer = 0, 0, 0, 0, 0, OnOther, -1
 }
 
 // Rank is one rank's tracks: its calls (an operation from the call to its
