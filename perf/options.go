@@ -351,6 +351,9 @@ func (o *Options) validate() error {
 		}
 		return o.validateNCCL()
 	}
+	if o.StepTrace != "" && o.Cycles == 0 {
+		return usagef("--trace-steps writes its file when the run ends; -N 0 runs until stopped, and a stopped run writes none: give -N a number of cycles")
+	}
 	if o.StepTrace != "" && o.DeviceImpl != 0 {
 		return usagef("--trace-steps records the stack's collectives; -D %d runs the device API's kernels, whose steps it does not see: drop one of them", o.DeviceImpl)
 	}

@@ -143,6 +143,10 @@ func TestTraceStepsBadUse(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "-D 1") {
 		t.Errorf("--trace-steps with -D: %v", err)
 	}
+	_, err = parseOptions("all_reduce_perf", []string{"-N", "0", "--trace-steps", "x.json"}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "-N 0") {
+		t.Errorf("--trace-steps with -N 0: %v", err)
+	}
 	if _, err := os.Stat("x.json"); err == nil {
 		t.Error("a refused --trace-steps left its file")
 	}
