@@ -74,6 +74,9 @@ type runner struct {
 	// looks at it, agreed over the job, between chunks of operations
 	// (warmPoint); the timing loop between iterations when alone.
 	intr *atomic.Bool
+	// steps records the timed iterations' step timelines (--trace-steps);
+	// nil without the flag.
+	steps *stepTrace
 	// alone: one thread drives every rank of the run (no job, -t 1), so
 	// it may stop a point between two iterations without leaving a rank
 	// waiting in a collective.
@@ -155,7 +158,7 @@ func (r *runner) close(healthy bool) error {
 
 // newRunner drives comms, this process's ranks of a run of total.
 func (e *engine) newRunner(comms []Comm) (*runner, error) {
-	r := &runner{t: e.t, o: e.o, comms: comms, job: e.job, total: e.n}
+	r := &runner{t: e.t, o: e.o, comms: comms, job: e.job, total: e.n, steps: e.steps}
 	if e.intr != nil {
 		r.intr, r.alone = &e.intr.asked, e.intr.alone.Load()
 	}

@@ -143,7 +143,12 @@ func run(t *Test, be Backend, args []string, stdout, stderr io.Writer) int {
 		}
 		defer stop()
 	}
+	if e.steps, err = openStepTrace(o.StepTrace, t.Prog, j); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", e.who(), err)
+		return exitInvalidUsage
+	}
 	code, err := e.run()
+	e.steps.discardUnwritten()
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", e.who(), j.explain(err))
 	}
@@ -175,6 +180,7 @@ type engine struct {
 	wrong   int64 // wrong elements over the whole run
 	refCopy float64
 	prog    *progress
+	steps   *stepTrace // --trace-steps; nil without it
 
 	dev      *devKernel        // the -D kernel; nil: the stack's collective
 	job      *job              // this process's place in a run of several, or nil
@@ -277,6 +283,11 @@ func (e *engine) run() (int, error) {
 	}
 	if err := e.writePlot(); err != nil {
 		return exitInternal, err
+	}
+	if e.steps != nil {
+		if err := e.steps.write(e.job); err != nil {
+			return exitInternal, err
+		}
 	}
 	e.finished()
 	return e.printFooter(), nil

@@ -67,6 +67,7 @@ type Options struct {
 	BindTo                          string // --bind-to: core (each process its own processors) or none
 	CPUProfile                      string // --cpuprofile: a pprof CPU profile of each process
 	Trace                           string // --trace: a Go execution trace of each process
+	StepTrace                       string // --trace-steps: the embedded stack's step timeline (steps.go)
 	Average                         int    // -a
 	PerIter                         int    // -I
 	Bitwise                         int    // -K
@@ -192,6 +193,7 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	fs.BoolVar(&o.Netns, "netns", false, "with --hosts: run each host in a network namespace of its own (its own TCP/IP stack, a veth link to a bridge), built for the run and removed after it; needs root and iproute2")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile (go tool pprof) of the run to this file; with --np each process writes FILE.<process>")
 	fs.StringVar(&o.Trace, "trace", "", "write a Go execution trace (go tool trace) of the run to this file; with --np each process writes FILE.<process>")
+	fs.StringVar(&o.StepTrace, "trace-steps", "", "write the embedded stack's step timeline to this file: Trace Event Format JSON that Perfetto and chrome://tracing open (tune trace reads it), one process per rank, one track per channel and one for the rank's calls, holding each operation, its steps (primitive, peers, bytes, protocol) and its waits (on what, on whom). It records the timed iterations of every size and placement, not the warmup, up to 4096 events a channel each (the first ones; the file's otherData counts the rest): use it on a few sizes. With --np each process writes FILE.<process>, its clock aligned to process 0's through the bootstrap, and process 0 merges them into FILE")
 	fs.BoolVar(&o.ShowVersion, "version", false, "print the version (gccl, nccl-tests compatibility, Go, build revision) and exit")
 	fs.StringVar(&o.Plot, "plot", "", "write the busBW curves of this run (out-of-place, one per configuration) to this image: .png, .svg or .pdf (never overwrites: --force)")
 	if err := fs.Parse(args); err != nil {
@@ -344,7 +346,16 @@ func (o *Options) validate() error {
 		}
 	}
 	if o.Backend == BackendNCCL {
+		if o.StepTrace != "" {
+			return usagef("--trace-steps records the embedded stack's timeline; --backend nccl runs NCCL, whose timeline its profiler plugin records (NCCL_PROFILER_PLUGIN): drop --trace-steps, or use --backend embedded")
+		}
 		return o.validateNCCL()
+	}
+	if o.StepTrace != "" && o.Cycles == 0 {
+		return usagef("--trace-steps writes its file when the run ends; -N 0 runs until stopped, and a stopped run writes none: give -N a number of cycles")
+	}
+	if o.StepTrace != "" && o.DeviceImpl != 0 {
+		return usagef("--trace-steps records the stack's collectives; -D %d runs the device API's kernels, whose steps it does not see: drop one of them", o.DeviceImpl)
 	}
 	// GPU-only flags: accepted; meaningless here, so say so or refuse.
 	if o.Graph > 0 {

@@ -68,6 +68,26 @@ func (r *runner) timeThread(th int, p point, inPlace bool, seed uint64, warm boo
 			return fail(err)
 		}
 	}
+	if r.steps == nil {
+		return r.timed(cs, p, inPlace, seed, iters)
+	}
+	// --trace-steps records the timed iterations alone.
+	if err := r.steps.start(cs); err != nil {
+		return fail(err)
+	}
+	res := r.timed(cs, p, inPlace, seed, iters)
+	if err := r.steps.take(cs); err != nil && res.err == nil {
+		res.err = err
+	}
+	return res
+}
+
+// timed is timeThread's timed iterations, timed as the options ask: a
+// CUDA graph's launches (-G), events (-I on a backend that has them), or
+// the clock around the loop.
+func (r *runner) timed(cs []Comm, p point, inPlace bool, seed uint64, iters int) threadResult {
+	o := r.o
+	fail := func(err error) threadResult { return threadResult{err: err} }
 	if o.Graph > 0 {
 		return r.timeGraph(cs, p, inPlace, iters)
 	}

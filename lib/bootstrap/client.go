@@ -74,6 +74,12 @@ type Client struct {
 	collMu  sync.Mutex // one collective at a time
 	seq     uint64     // guarded by collMu
 	results chan result
+	// clock carries the root's clock answers from the reader to
+	// ClockOffset, one measurement at a time (clockMu, which guards
+	// clockID, the last request's id).
+	clock   chan clockAnswer
+	clockMu sync.Mutex
+	clockID uint64
 
 	lostOnce sync.Once
 	lost     chan struct{} // closed when the job is lost
@@ -169,7 +175,7 @@ func Join(addr string, token [tokenBytes]byte, nranks int, ranks []int, info Pro
 		where = fmt.Sprintf("%s bootstrap root at %s (in the %v", name, addr, procs[root.index])
 	}
 	c := &Client{conn: conn, addr: addr, rootDesc: where + ")", timeout: opt.Timeout, index: index, procs: procs, nranks: nranks,
-		results: make(chan result, 1), lost: make(chan struct{}), done: make(chan struct{})}
+		results: make(chan result, 1), clock: make(chan clockAnswer, 1), lost: make(chan struct{}), done: make(chan struct{})}
 	go c.read()
 	return c, nil
 }
@@ -317,6 +323,21 @@ func (c *Client) read() {
 				return
 			}
 			c.results <- result{seq, parts}
+		case frameTime:
+			if len(p) != 16 {
+				c.markLost(fmt.Errorf("%w: a malformed clock answer from the root (%d bytes)", ErrLost, len(p)))
+				return
+			}
+			a := clockAnswer{id: binary.LittleEndian.Uint64(p), ns: int64(binary.LittleEndian.Uint64(p[8:]))}
+			select {
+			case c.clock <- a:
+			default: // an abandoned request's answer is in the way: replace it
+				select {
+				case <-c.clock:
+				default:
+				}
+				c.clock <- a // the reader alone sends: there is room now
+			}
 		case frameLost:
 			reason, _ := decodeStr(p)
 			c.markLost(fmt.Errorf("%w: %s", ErrLost, reason))

@@ -203,6 +203,10 @@ func (r *Root) serve(c net.Conn) {
 		m.heard.Store(time.Now().UnixNano())
 		switch typ {
 		case framePong:
+		case frameClock:
+			if err := m.answerClock(p); err != nil {
+				r.fail(fmt.Sprintf("%v sent a malformed clock request: %v", m.info, err))
+			}
 		case frameColl:
 			cl, err := decodeColl(p)
 			if err != nil {

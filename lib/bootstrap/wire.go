@@ -30,6 +30,8 @@ import (
 //	bye       = (empty)                           (process -> root: leaving on purpose)
 //	ping      = (empty)                           (root -> process, every heartbeat/4 once all joined)
 //	pong      = (empty)                           (process -> root: the answer to a ping)
+//	clock     = id u64                            (process -> root: what does your clock say?)
+//	time      = id u64 | ns u64                   (root -> process: its clock, read on receipt of clock id)
 //
 // A process joins with open, challenge, proof, hello, then waits for its
 // table (or a refuse, or lost). No end ever sends the job's token: the
@@ -70,6 +72,8 @@ const (
 	frameProof
 	frameHello
 	frameBusy
+	frameClock
+	frameTime
 )
 
 // wireMagic opens the open and challenge frames: the wire's version.

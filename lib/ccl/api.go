@@ -81,6 +81,7 @@ func (c *Comm) AlltoAll(send, recv []byte, count int, dt DataType) error {
 		}
 		dst, staged = make([]byte, total), true
 	}
+	c.labelGroup(CollAlltoAll)
 	return c.grouped(func() error {
 		b := c.bytes(count, dt)
 		for p := 0; p < n; p++ {
@@ -112,6 +113,7 @@ func (c *Comm) Gather(send, recv []byte, count int, dt DataType, root int) error
 	if err := c.checkBuffers(CollGather, send, recv, count, dt, 1, recvBlocks); err != nil {
 		return c.groupFail(err)
 	}
+	c.labelGroup(CollGather)
 	return c.grouped(func() error {
 		b := c.bytes(count, dt)
 		if err := c.Send(send[:b], count, dt, root); err != nil {
@@ -142,6 +144,7 @@ func (c *Comm) Scatter(send, recv []byte, count int, dt DataType, root int) erro
 	if err := c.checkBuffers(CollScatter, send, recv, count, dt, sendBlocks, 1); err != nil {
 		return c.groupFail(err)
 	}
+	c.labelGroup(CollScatter)
 	return c.grouped(func() error {
 		b := c.bytes(count, dt)
 		if c.rank == root {

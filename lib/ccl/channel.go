@@ -257,6 +257,7 @@ func (ch *channel) run(w *chanWork) {
 		ch.runFolded(w.plan) // reports its parts' errors itself
 	default:
 		ch.waiter.SpinFor, ch.waiter.NoBackOff = w.plan.spin, w.plan.noBackOff
+		ch.waiter.Trace = w.plan.trace.channel(ch.id)
 		err = ch.runParts(w)
 	}
 	if err != nil {
@@ -265,8 +266,12 @@ func (ch *channel) run(w *chanWork) {
 	w.plan.channelDone()
 }
 
-// runParts runs w's collectives, then its point-to-point rounds.
+// runParts runs w's collectives, then its point-to-point rounds,
+// recorded on the channel's track when its waiter has one.
 func (ch *channel) runParts(w *chanWork) error {
+	if tr := ch.waiter.Trace; tr != nil {
+		return ch.tracedParts(tr, w)
+	}
 	for i := range w.colls {
 		if err := ch.runColl(&w.colls[i]); err != nil {
 			return err
@@ -315,6 +320,7 @@ type collWork struct {
 	recv                   *proto.RecvEnd  // from the ring's previous rank
 	tree                   *prims.TreeEnds // the channel's tree links (Tree only)
 	os                     oneShotWork     // OneShot and TwoShot only
+	nChannels              int             // channels the collective runs on (for the timeline)
 }
 
 func (ch *channel) runColl(w *collWork) error {
@@ -329,7 +335,7 @@ func (ch *channel) runColl(w *collWork) error {
 	p := prims.Prims{
 		Proto: w.proto, Recv: w.recv, Send: w.send, Kernel: w.kernel, Elt: w.elt,
 		In: w.in, Out: w.out, ChunkSteps: w.chunkSteps, SliceSteps: w.sliceSteps,
-		Scratch: &ch.scratch, Scratch2: &ch.scratch2,
+		Scratch: &ch.scratch, Scratch2: &ch.scratch2, Trace: ch.waiter.Trace,
 	}
 	p.Begin()
 	if err := ch.ringOrTree(&p, w); err != nil {
@@ -402,11 +408,14 @@ func (ch *channel) runLocal(w *collWork) {
 	elt := w.elt
 	in := w.in[w.partStart*elt : (w.partStart+w.partCount)*elt]
 	out := w.out[w.partStart*elt : (w.partStart+w.partCount)*elt]
+	name := "copy"
 	if w.kernel != nil {
 		w.kernel.PrePost(out, in)
+		name = "reduce"
 	} else {
 		prims.CopyUnlessSame(out, in)
 	}
+	traceCopy(ch.waiter.Trace, name, ch.rank, len(out))
 }
 
 // p2pRound is one round of a channel's point-to-point schedule: in round d
@@ -422,6 +431,7 @@ type selfCopy struct{ dst, src []byte }
 func (ch *channel) runRound(r *p2pRound) error {
 	for _, c := range r.self {
 		prims.CopyUnlessSame(c.dst, c.src)
+		traceCopy(ch.waiter.Trace, "copy", ch.rank, len(c.dst))
 	}
 	if len(r.sends)+len(r.recvs) == 0 {
 		return nil

@@ -156,7 +156,14 @@ type Comm struct {
 	doneTimes  atomic.Pointer[doneLog]
 	spareLog   *doneLog      // the last log made, kept for reuse; the calling goroutine's
 	syncWaiter *proto.Waiter // wakes Synchronize; no timeout (work times out)
-	stop       *proto.Abort  // triggered by Destroy: channel goroutines exit when idle
+	// trace is the step timeline being recorded (trace.go), nil when it is
+	// not: set by the calling goroutine with nothing in flight, handed to
+	// the runners in each plan. traceKept keeps the tracks while it is off;
+	// groupLabel names the group a collective of sends and receives makes.
+	// All three the calling goroutine's.
+	trace, traceKept *rankTrace
+	groupLabel       string
+	stop             *proto.Abort // triggered by Destroy: channel goroutines exit when idle
 }
 
 // InitAll creates n communicators in this process, one per rank (the
@@ -242,6 +249,9 @@ func (w *world) start(ranks []int, j *job) {
 		c.fold = &c.ownFold
 		for ch := 0; ch < set.maxCh; ch++ {
 			c.channels = append(c.channels, newChannel(c, ch))
+		}
+		if set.traceSteps > 0 {
+			c.startTrace(set.traceSteps)
 		}
 		if j != nil {
 			c.progress = j.rankProgress(r)

@@ -108,6 +108,11 @@ type Config struct {
 	// DebugWriter receives the debug lines; nil means os.Stderr.
 	DebugWriter io.Writer
 
+	// TraceSteps records every rank's step timeline from the start, each
+	// track keeping this many records (Comm.StartTrace; TakeTrace takes
+	// them); 0 records nothing until StartTrace.
+	TraceSteps int
+
 	// Test hooks: where FIFO step counters start, and the LL flag space.
 	FifoOptions proto.FifoOptions
 }
@@ -359,6 +364,7 @@ type settings struct {
 	ifname        string           // Config.SocketIfname
 	netSpin       time.Duration    // Config.NetSpin (>= 0)
 	shmDir        string           // where shared-memory segments live
+	traceSteps    int              // Config.TraceSteps
 }
 
 // validate returns one specific error per bad field.
@@ -371,6 +377,10 @@ func (c Config) validate() (settings, error) {
 	if c.NetSpin < 0 {
 		return s, fmt.Errorf("ccl: Config.NetSpin %v is negative: want how long idle network proxies poll (e.g. 500us), or 0 for none", c.NetSpin)
 	}
+	if c.TraceSteps < 0 {
+		return s, fmt.Errorf("ccl: Config.TraceSteps %d is negative: want the records each track of the step timeline keeps, or 0 to record nothing", c.TraceSteps)
+	}
+	s.traceSteps = c.TraceSteps
 	s.fifo.Direct = !c.NoDirect
 	s.nsocks, s.nsockThreads = max(c.NetSockets, 1), max(c.NetSocketThreads, 1)
 	if c.NetSockets < 0 || c.NetSockets > transport.MaxSocks {

@@ -94,6 +94,7 @@ func (w *world) connect(from, to, ch int, kind connKind, p proto.Protocol, buff 
 			// The receiver's goroutine is in another process: ring its bell.
 			c.SendSide.RecvWaiter, c.SendSide.RecvKick = w.job.remoteWaiter(to, ch), w.job.remoteKick(to, ch)
 		}
+		c.SendSide.From, c.SendSide.To = from, to
 		e.send, _ = proto.NewEnds(c.SendSide, desc)
 	}
 	if receiver != nil {
@@ -106,6 +107,7 @@ func (w *world) connect(from, to, ch int, kind connKind, p proto.Protocol, buff 
 		default:
 			c.RecvSide.SendWaiter, c.RecvSide.SendKick = w.job.remoteWaiter(from, ch), w.job.remoteKick(from, ch)
 		}
+		c.RecvSide.From, c.RecvSide.To = from, to
 		_, e.recv = proto.NewEnds(c.RecvSide, desc)
 	}
 	if c.Start != nil {

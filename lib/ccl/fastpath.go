@@ -7,6 +7,7 @@ import (
 	"github.com/gccl/gccl/lib/board"
 	"github.com/gccl/gccl/lib/proto"
 	"github.com/gccl/gccl/lib/reduce"
+	"github.com/gccl/gccl/lib/steptrace"
 	"github.com/gccl/gccl/lib/tuning"
 )
 
@@ -86,11 +87,19 @@ type fastWork struct {
 	seq         uint64 // its position in the stream
 	gen, notGen uint64
 	work        collWork
+	// traceOp and traceCalled are its record on the calls track, while
+	// the timeline records (Comm.trace).
+	traceOp     steptrace.OpInfo
+	traceCalled int64
 }
 
 // tryFast takes the one-shot fast path for t if it can; it reports whether
 // t was enqueued. t has passed validateCached: c.shape describes it.
 func (c *Comm) tryFast(t *task) bool {
+	var called int64 // for the timeline: when the operation was called
+	if c.trace != nil {
+		called = steptrace.Now()
+	}
 	f := &c.fast
 	gen := c.shape.gen
 	if f.pending || f.notGen == gen || c.groupDepth > 0 || c.finished.Load() != c.enqueued {
@@ -118,6 +127,9 @@ func (c *Comm) tryFast(t *task) bool {
 		w.os.prePosted = true
 	}
 	f.pending, f.seq = true, c.enqueued
+	if c.trace != nil {
+		c.traceFast(f, called)
+	}
 	return true
 }
 
@@ -151,7 +163,7 @@ func (c *Comm) buildFast(t *task) bool {
 	c.oneShot()
 	f := &c.fast
 	f.work = collWork{coll: t.coll, algo: d.algo, proto: d.proto, kernel: t.kernel, elt: t.elt, in: t.send, out: t.recv,
-		count: t.count, root: t.root, partCount: t.count, inPlace: t.inPlace,
+		count: t.count, root: t.root, partCount: t.count, inPlace: t.inPlace, nChannels: 1,
 		os: oneShotWork{rounds: 1, roundElems: elems, plain: plainPosts(t.coll, d.algo, t.count, elems, t.elt)}}
 	f.gen = c.shape.gen
 	c.last = Choice{Coll: t.coll, Algo: oneShotName, Proto: llName, NChannels: 1, Bytes: nBytes,
@@ -186,15 +198,23 @@ func (c *Comm) runFast() {
 	if spin, noBackOff := c.w.boardSpin(); ch.waiter.SpinFor != spin || ch.waiter.NoBackOff != noBackOff {
 		ch.waiter.SpinFor, ch.waiter.NoBackOff = spin, noBackOff
 	}
+	ch.waiter.Trace = c.trace.channel(0)
 	err := c.w.abort.Err()
 	if err == nil {
-		err = ch.runOneShot(w)
+		if tr := ch.waiter.Trace; tr != nil {
+			err = ch.tracedColl(tr, w, c.fast.seq)
+		} else {
+			err = ch.runOneShot(w)
+		}
 	}
 	ch.running.Store(0)
 	if err != nil {
 		c.fail(0, err)
 	}
 	c.fast.pending = false
+	if c.trace != nil { // it ended with its channel's
+		c.trace.opDoneAt(&c.fast.traceOp, c.fast.traceCalled, ch.waiter.Trace.Mark())
+	}
 	c.finishedOp(c.fast.seq)
 	done := c.finished.Add(1)
 	if c.progress != nil {
@@ -212,6 +232,7 @@ func (c *Comm) materializeFast() {
 	pl := c.newPlan()
 	pl.seq = c.fast.seq
 	pl.spin, pl.noBackOff = c.w.boardSpin()
+	pl.trace, pl.traceOp, pl.traceCalled = c.trace, c.fast.traceOp, c.fast.traceCalled
 	cw := pl.channel(0)
 	cw.colls = append(cw.colls, c.fast.work)
 	c.fast.pending = false

@@ -189,6 +189,7 @@ func (f *foldPart) start(ch *channel, w *chanWork) {
 	}
 	// The part's waits look a few times, then come back here at once.
 	ch.waiter.SpinFor, ch.waiter.NoBackOff, ch.waiter.Fold = 0, false, f
+	ch.waiter.Trace = w.plan.trace.channel(ch.id)
 	f.work, f.done, f.err = w, false, nil
 	f.next()
 }

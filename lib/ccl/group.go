@@ -6,6 +6,7 @@ import (
 	"github.com/gccl/gccl/lib/algo"
 	"github.com/gccl/gccl/lib/prims"
 	"github.com/gccl/gccl/lib/proto"
+	"github.com/gccl/gccl/lib/steptrace"
 	"github.com/gccl/gccl/lib/tuning"
 )
 
@@ -96,6 +97,10 @@ func (c *Comm) throttle() error {
 
 // launch builds the plan of a group's tasks and posts each channel's part.
 func (c *Comm) launch(tasks []task) error {
+	var called int64 // for the timeline: when the operation was called
+	if c.trace != nil {
+		called = steptrace.Now()
+	}
 	if err := c.throttle(); err != nil {
 		return err
 	}
@@ -141,6 +146,10 @@ func (c *Comm) launch(tasks []task) error {
 		c.progress.enqueued.Store(c.enqueued)
 	}
 	pl.seq = c.enqueued
+	pl.trace = c.trace
+	if c.trace != nil {
+		c.traceLaunch(pl, tasks, called)
+	}
 	procs, runners, posts := c.w.freeProcs(), int(n), len(pl.work)
 	if d := c.w.drivers(int(n), procs); d > 0 {
 		// d runners per rank: those of channels 0 to d-1, whatever
@@ -218,7 +227,7 @@ func (c *Comm) planColl(t task, pl *plan) error {
 		w := collWork{
 			coll: t.coll, algo: a, proto: p, kernel: t.kernel, elt: t.elt, in: t.send, out: t.recv,
 			count: t.count, root: t.root, inPlace: t.inPlace, partStart: start, partCount: cnt,
-			chunkElems: chunkElems, grain: grain, chunkSteps: chunkSteps, sliceSteps: sliceSteps,
+			chunkElems: chunkElems, grain: grain, chunkSteps: chunkSteps, sliceSteps: sliceSteps, nChannels: active,
 		}
 		if n > 1 {
 			if a == tuning.Tree {
@@ -259,7 +268,7 @@ func (c *Comm) planOneShotColl(t task, d decision, nBytes int64, pl *plan) error
 	cw := pl.channel(0)
 	cw.colls = append(cw.colls, collWork{
 		coll: t.coll, algo: d.algo, proto: d.proto, kernel: t.kernel, elt: t.elt, in: t.send, out: t.recv,
-		count: t.count, root: t.root, inPlace: t.inPlace, partCount: t.count, os: os,
+		count: t.count, root: t.root, inPlace: t.inPlace, partCount: t.count, os: os, nChannels: 1,
 	})
 	return nil
 }

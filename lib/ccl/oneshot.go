@@ -12,6 +12,7 @@ import (
 	"github.com/gccl/gccl/lib/board/layout"
 	"github.com/gccl/gccl/lib/prims"
 	"github.com/gccl/gccl/lib/proto"
+	"github.com/gccl/gccl/lib/steptrace"
 	"github.com/gccl/gccl/lib/tuning"
 )
 
@@ -243,11 +244,13 @@ func (ch *channel) oneShotStep(w *collWork, rd oneShotRound, posted bool) error 
 	c := ch.comm
 	s := c.os
 	me := c.rank
+	tr := ch.waiter.Trace
 	if w.posts(me) && !posted {
 		if !board.Free(rd.seq, s.minAcked) {
 			ready := func() bool { s.minAcked = c.minAcked(); return board.Free(rd.seq, s.minAcked) }
-			if !ready() && !ch.waiter.Spin(ready) {
-				if err := ch.waiter.WaitKick(ready, c.kickPeers, func() string {
+			if !ready() {
+				ch.waiter.For(steptrace.OnBarrier, -1)
+				if err := ch.waiter.SpinWaitKick(ready, c.kickPeers, func() string {
 					return fmt.Sprintf("every rank to finish one-shot round %d before rank %d reuses its slot", rd.seq-board.Slots, me)
 				}); err != nil {
 					return err
@@ -255,10 +258,17 @@ func (ch *channel) oneShotStep(w *collWork, rd oneShotRound, posted bool) error 
 			}
 		}
 		c.postRound(w, rd)
+		if tr != nil {
+			tr.Step("post", llName, -1, -1, int64(rd.cnt*w.elt))
+		}
 	}
 	c.settleWakes(true)
 	if w.reads(me) {
-		if err := ch.readRound(w, rd); err != nil {
+		err := ch.readRound(w, rd)
+		if tr != nil {
+			tr.Step(oneShotReadName(w, rd), llName, -1, w.readsFrom(me, c.Size()), int64(rd.cnt*w.elt))
+		}
+		if err != nil {
 			return err
 		}
 	} else if me == w.root && w.coll == CollBroadcast {

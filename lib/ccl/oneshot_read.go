@@ -10,6 +10,7 @@ import (
 	"github.com/gccl/gccl/lib/board/layout"
 	"github.com/gccl/gccl/lib/prims"
 	"github.com/gccl/gccl/lib/reduce"
+	"github.com/gccl/gccl/lib/steptrace"
 	"github.com/gccl/gccl/lib/tuning"
 )
 
@@ -41,10 +42,8 @@ func (ch *channel) fetch(r int, seq uint64, off int, dst []byte) error {
 			continue
 		}
 		ready := func() bool { return b.Arrived(r, seq, line) }
-		if ch.waiter.Spin(ready) {
-			continue
-		}
-		if err := ch.waiter.WaitKick(ready, ch.comm.os.peers[r].kick, func() string {
+		ch.waiter.For(steptrace.OnFlag, r)
+		if err := ch.waiter.SpinWaitKick(ready, ch.comm.os.peers[r].kick, func() string {
 			return fmt.Sprintf("rank %d's one-shot post (round %d, line %d) on rank %d", r, seq, line, ch.rank)
 		}); err != nil {
 			return err
@@ -214,10 +213,8 @@ func (ch *channel) awaitPlain(r int, seq uint64) error {
 		return nil
 	}
 	ready := func() bool { return b.PlainArrived(r, seq) }
-	if ch.waiter.Spin(ready) {
-		return nil
-	}
-	return ch.waiter.WaitKick(ready, ch.comm.os.peers[r].kick, func() string {
+	ch.waiter.For(steptrace.OnFlag, r)
+	return ch.waiter.SpinWaitKick(ready, ch.comm.os.peers[r].kick, func() string {
 		return fmt.Sprintf("rank %d's one-shot post (round %d, plain) on rank %d", r, seq, ch.rank)
 	})
 }

@@ -6,6 +6,8 @@ package ccl
 import (
 	"sync/atomic"
 	"time"
+
+	"github.com/gccl/gccl/lib/steptrace"
 )
 
 // plan is one "kernel launch": the per-channel work of one group.
@@ -32,6 +34,13 @@ type plan struct {
 	// pending counts the channels still running the plan. Written (Add) by
 	// each channel goroutine when it finishes its part.
 	pending atomic.Int32
+
+	// trace is the issuing rank's timeline while it records (nil when
+	// not); traceOp and traceCalled are the plan's record on its calls
+	// track and when it was called. Set at launch, read by the runners.
+	trace       *rankTrace
+	traceOp     steptrace.OpInfo
+	traceCalled int64
 }
 
 // channel returns channel ch's work in this plan, marking it as used.
@@ -49,6 +58,9 @@ func (p *plan) channelDone() {
 	c := p.comm
 	if p.pending.Add(-1) == 0 {
 		p.finish()
+		if p.trace != nil {
+			p.trace.opDone(&p.traceOp, p.traceCalled)
+		}
 		c.finishedOp(p.seq)
 		done := c.finished.Add(1)
 		if c.progress != nil {

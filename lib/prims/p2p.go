@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gccl/gccl/lib/proto"
+	"github.com/gccl/gccl/lib/steptrace"
 )
 
 // Xfer is one point-to-point send or receive on one channel: Buf moves
@@ -151,7 +152,7 @@ func RunP2P(w *proto.Waiter, queues ...[]*Xfer) error {
 				if !x.ready() {
 					break
 				}
-				if err := x.advance(); err != nil {
+				if err := x.run(w.Trace); err != nil {
 					return err
 				}
 				moved = true
@@ -182,6 +183,9 @@ func RunP2P(w *proto.Waiter, queues ...[]*Xfer) error {
 				}
 			}
 			what := func() string { return describe(queues, current) }
+			if w.Trace != nil {
+				w.For(waitingFor(queues, current))
+			}
 			if !holding {
 				if err := w.WaitKickYield(anyReady, kick, what, yieldFor); err != nil {
 					return err
@@ -223,6 +227,47 @@ func drainSends(queues [][]*Xfer) error {
 		}
 	}
 	return nil
+}
+
+// run runs the next step, recorded in tr when set.
+func (x *Xfer) run(tr *steptrace.Buf) error {
+	if tr == nil {
+		return x.advance()
+	}
+	n := len(x.next())
+	err := x.advance()
+	name, to, from := "recv", -1, -1
+	if x.Send != nil {
+		name, to = "send", x.Send.Peer()
+	} else {
+		from = x.Recv.Peer()
+	}
+	tr.Step(name, x.proto().String(), to, from, int64(n))
+	return err
+}
+
+// waitingFor names what a stalled RunP2P waits for: the one transfer it
+// waits on, or several (OnOther, no peer).
+func waitingFor(queues [][]*Xfer, current func(int) *Xfer) (steptrace.On, int) {
+	var only *Xfer
+	for i := range queues {
+		if x := current(i); x != nil {
+			if only != nil {
+				return steptrace.OnOther, -1
+			}
+			only = x
+		}
+	}
+	switch {
+	case only == nil:
+		return steptrace.OnOther, -1
+	case only.Send != nil:
+		return steptrace.OnHead, only.Send.Peer()
+	case only.proto() == proto.Simple:
+		return steptrace.OnTail, only.Recv.Peer()
+	default:
+		return steptrace.OnFlag, only.Recv.Peer()
+	}
 }
 
 func describe(queues [][]*Xfer, current func(int) *Xfer) string {

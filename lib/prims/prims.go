@@ -9,6 +9,7 @@ import (
 	"github.com/gccl/gccl/lib/algo"
 	"github.com/gccl/gccl/lib/proto"
 	"github.com/gccl/gccl/lib/reduce"
+	"github.com/gccl/gccl/lib/steptrace"
 )
 
 // Prims moves chunks of a user buffer through at most one receive end (from
@@ -29,6 +30,10 @@ type Prims struct {
 	// Scratch and Scratch2 stage LL/LL128 payload; owned by the channel,
 	// reused. The tree needs the second for a child's lines.
 	Scratch, Scratch2 *[]byte
+
+	// Trace, when set, records each primitive call as a step of the
+	// channel's current operation.
+	Trace *steptrace.Buf
 }
 
 // Begin aligns both ends' steps to a chunk so Simple slices never wrap.
@@ -66,6 +71,28 @@ func GrainElems(p proto.Protocol, elt int) int { return max(p.Grain()/elt, 1) }
 // Do runs prim over nelem elements: the input at element offset inOff, the
 // output at outOff. post applies the reduction's post-op (avg).
 func (p *Prims) Do(prim algo.Prim, inOff, outOff, nelem int, post bool) error {
+	if p.Trace != nil {
+		return p.tracedDo(prim, inOff, outOff, nelem, post)
+	}
+	return p.do(prim, inOff, outOff, nelem, post)
+}
+
+// tracedDo is Do, recorded as a step: the primitive, the ranks it sends
+// to and receives from, its bytes.
+func (p *Prims) tracedDo(prim algo.Prim, inOff, outOff, nelem int, post bool) error {
+	err := p.do(prim, inOff, outOff, nelem, post)
+	to, from := -1, -1
+	if prim.Sends() {
+		to = p.Send.Peer()
+	}
+	if prim.Recvs() {
+		from = p.Recv.Peer()
+	}
+	p.Trace.Step(prim.String(), p.Proto.String(), to, from, int64(nelem*p.Elt))
+	return err
+}
+
+func (p *Prims) do(prim algo.Prim, inOff, outOff, nelem int, post bool) error {
 	if p.Proto == proto.Simple {
 		return p.simple(prim, inOff, outOff, nelem, post)
 	}

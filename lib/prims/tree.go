@@ -28,6 +28,9 @@ type TreeEnds struct {
 // reduce phase before it starts to broadcast; interleaving the two on one
 // goroutine could deadlock a parent waiting on a child's full FIFO.
 func (p *Prims) Tree(t *TreeEnds, off, n, chunkElems int) error {
+	if p.Trace != nil {
+		return p.tracedTree(t, off, n, chunkElems)
+	}
 	for o := 0; o < n; o += chunkElems {
 		if err := p.treeUp(t, off+o, min(chunkElems, n-o)); err != nil {
 			return err
@@ -39,6 +42,55 @@ func (p *Prims) Tree(t *TreeEnds, off, n, chunkElems int) error {
 		}
 	}
 	return nil
+}
+
+// tracedTree is Tree with every chunk's move up and down recorded as a
+// step, named by the primitive NCCL's tree runs there: up, a leaf sends,
+// an inner rank receives, reduces and sends, the root receives, reduces
+// and writes its output; down, the root sends, an inner rank receives,
+// writes and sends, a leaf receives.
+func (p *Prims) tracedTree(t *TreeEnds, off, n, chunkElems int) error {
+	up, downPrim := treePrims(t)
+	parent, child := -1, -1
+	if t.ToParent != nil {
+		parent = t.ToParent.Peer()
+	}
+	if len(t.ToChildren) == 1 {
+		child = t.ToChildren[0].Peer()
+	}
+	proto := p.Proto.String()
+	for _, down := range []bool{false, true} {
+		name, to, from := up.String(), parent, child
+		if down {
+			name, to, from = downPrim.String(), child, parent
+		}
+		for o := 0; o < n; o += chunkElems {
+			cnt := min(chunkElems, n-o)
+			var err error
+			if down {
+				err = p.treeDown(t, off+o, cnt)
+			} else {
+				err = p.treeUp(t, off+o, cnt)
+			}
+			p.Trace.Step(name, proto, to, from, int64(cnt*p.Elt))
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// treePrims are the primitives a rank runs in the tree's two phases.
+func treePrims(t *TreeEnds) (up, down algo.Prim) {
+	switch {
+	case t.ToParent == nil:
+		return algo.RecvReduceCopy, algo.Send
+	case len(t.FromChildren) == 0:
+		return algo.Send, algo.Recv
+	default:
+		return algo.RecvReduceSend, algo.RecvCopySend
+	}
 }
 
 // treeUp reduces one chunk into the parent's FIFO, or into the output at

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/gccl/gccl/lib/steptrace"
 )
 
 // LLFlagSpace sets how LL flags are derived from steps. Production uses the
@@ -108,6 +110,10 @@ type Fifo struct {
 	landRef  [Steps][]byte
 	landStep [Steps]atomic.Uint64 // the first step landRef[i] is for, + 1; 0 for none
 	landed   [Steps]bool
+
+	// From and To are the ranks of the sender and the receiver, named in
+	// traces (-1: unknown). Set once at connection time.
+	From, To int
 }
 
 // Post is one published slice as its proxy sees it: the first step, the
@@ -140,7 +146,15 @@ type postLog struct {
 //
 // A wait for a step of at most PollMaxBytes on a FIFO with a Poll hook
 // polls the network while it spins: see Fifo.Poll.
-func (f *Fifo) waitRecv(nbytes int, ready func() bool, what func() string) error {
+//
+// peer is the rank at the FIFO's other end, named in the wait's trace
+// record (see Waiter.For).
+func (f *Fifo) waitRecv(peer, nbytes int, ready func() bool, what func() string) error {
+	on := steptrace.OnFlag // LL and LL128: the lines' flags
+	if f.Proto == Simple {
+		on = steptrace.OnTail
+	}
+	f.RecvWaiter.For(on, peer)
 	if poll := f.Poll; poll != nil && nbytes <= PollMaxBytes {
 		arrived := ready
 		polling := func() bool { return arrived() || poll() && arrived() }
@@ -156,7 +170,8 @@ func (f *Fifo) waitRecv(nbytes int, ready func() bool, what func() string) error
 	return f.RecvWaiter.waitKick(ready, f.SendKick, what, f.YieldFor(f.RecvWaiter))
 }
 
-func (f *Fifo) waitSend(ready func() bool, what func() string) error {
+func (f *Fifo) waitSend(peer int, ready func() bool, what func() string) error {
+	f.SendWaiter.For(steptrace.OnHead, peer)
 	return f.SendWaiter.waitKick(ready, f.RecvKick, what, f.YieldFor(f.SendWaiter))
 }
 
@@ -292,7 +307,7 @@ func NewFifoAt(p Protocol, buffSize int, opt FifoOptions, mem []byte, init bool)
 }
 
 func newFifo(p Protocol, buffSize int, opt FifoOptions) *Fifo {
-	f := &Fifo{Proto: p, StepBytes: buffSize / Steps, ll: opt.LLFlags, startStep: opt.StartStep}
+	f := &Fifo{Proto: p, StepBytes: buffSize / Steps, ll: opt.LLFlags, startStep: opt.StartStep, From: -1, To: -1}
 	if f.ll.Mask == 0 {
 		f.ll = DefaultLLFlags
 	}
@@ -381,6 +396,14 @@ type RecvEnd struct {
 	Desc string
 }
 
+// Peer is the rank at the other end of the FIFO: its receiver's
+// (F.To), for traces.
+func (e *SendEnd) Peer() int { return e.F.To }
+
+// Peer is the rank at the other end of the FIFO: its sender's (F.From),
+// for traces.
+func (e *RecvEnd) Peer() int { return e.F.From }
+
 // NewEnds returns both ends of f, starting at its start step.
 func NewEnds(f *Fifo, desc string) (*SendEnd, *RecvEnd) {
 	return &SendEnd{F: f, Step: f.startStep, Desc: desc}, &RecvEnd{F: f, Step: f.startStep, Desc: desc}
@@ -401,7 +424,7 @@ func (e *SendEnd) waitCredit(steps int) error {
 	need := e.Step + uint64(steps)
 	ready := func() bool { return f.ctl.head.Load()+Steps >= need }
 	if !ready() {
-		if err := f.waitSend(ready, func() string {
+		if err := f.waitSend(f.To, ready, func() string {
 			return fmt.Sprintf("%s credits from the receiver (%s step %d, head %d)", e.Desc, f.Proto, e.Step, f.ctl.head.Load())
 		}); err != nil {
 			return err

@@ -80,7 +80,7 @@ func (e *RecvEnd) LLRecv(dst []byte) error {
 				w1 = atomic.LoadUint64(&words[w+1])
 				return uint32(w0>>32) == flag && uint32(w1>>32) == flag
 			}
-			if err := f.waitRecv(n, ready, func() string {
+			if err := f.waitRecv(f.From, n, ready, func() string {
 				return fmt.Sprintf("%s data (LL step %d, line %d, flag %#x)", e.Desc, e.Step, w/2, flag)
 			}); err != nil {
 				return err
@@ -107,7 +107,7 @@ func (e *RecvEnd) waitLLLine(n int, words []uint64, w int, flag uint32) error {
 		return nil
 	}
 	f := e.F
-	return f.waitRecv(n, ready, func() string {
+	return f.waitRecv(f.From, n, ready, func() string {
 		return fmt.Sprintf("%s data (LL step %d, line %d, flag %#x)", e.Desc, e.Step, w/2, flag)
 	})
 }

@@ -70,7 +70,7 @@ func (e *RecvEnd) LL128Recv(dst []byte) error {
 		last := &words[(len(dst)-1)/LL128DataPerLine*LL128LineWords+LL128DataWords]
 		if atomic.LoadUint64(last) != flag {
 			ready := func() bool { return atomic.LoadUint64(last) == flag }
-			if err := f.waitRecv(len(dst), ready, func() string {
+			if err := f.waitRecv(f.From, len(dst), ready, func() string {
 				return fmt.Sprintf("%s data (LL128 step %d, last line)", e.Desc, e.Step)
 			}); err != nil {
 				return err
@@ -81,7 +81,7 @@ func (e *RecvEnd) LL128Recv(dst []byte) error {
 		fw := &words[w+LL128DataWords]
 		if atomic.LoadUint64(fw) != flag {
 			ready := func() bool { return atomic.LoadUint64(fw) == flag }
-			if err := f.waitRecv(len(dst), ready, func() string {
+			if err := f.waitRecv(f.From, len(dst), ready, func() string {
 				return fmt.Sprintf("%s data (LL128 step %d, line %d)", e.Desc, e.Step, w/LL128LineWords)
 			}); err != nil {
 				return err

@@ -66,7 +66,7 @@ func (e *SendEnd) Drain() error {
 	f := e.F
 	ready := func() bool { return f.ctl.head.Load() >= e.Step }
 	if !ready() {
-		if err := f.waitSend(ready, func() string {
+		if err := f.waitSend(f.To, ready, func() string {
 			return fmt.Sprintf("%s to finish reading the sender's buffer (Simple step %d, head %d)", e.Desc, e.Step, f.ctl.head.Load())
 		}); err != nil {
 			return err
@@ -84,7 +84,7 @@ func (e *RecvEnd) SimpleWait(steps, nbytes int) ([]byte, error) {
 	need := e.Step + uint64(steps)
 	ready := func() bool { return f.ctl.tail.Load() >= need }
 	if !ready() {
-		if err := f.waitRecv(nbytes, ready, func() string {
+		if err := f.waitRecv(f.From, nbytes, ready, func() string {
 			return fmt.Sprintf("%s data (Simple step %d, tail %d)", e.Desc, e.Step, f.ctl.tail.Load())
 		}); err != nil {
 			return nil, err

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gccl/gccl/lib/shm"
+	"github.com/gccl/gccl/lib/steptrace"
 )
 
 // Wait policy: spin on the word, then yield the processor, then park.
@@ -104,7 +105,7 @@ type Waiter struct {
 	// every miss in a row (a convoy) up to spinBackoff, and a spin that
 	// succeeds resets it, so one late peer (after a barrier) costs a wait
 	// or two of yielding, not hundreds. Both owned by the waiting goroutine.
-	spinSkip, spinPenalty int
+	spinSkip, spinPenalty int32
 
 	// OnPark, when set, is told what the waiter waits for each time it is
 	// about to sleep, and OnResume when it woke with its wait over: a
@@ -112,6 +113,12 @@ type Waiter struct {
 	// before the waiter is used.
 	OnPark   func(what string)
 	OnResume func()
+
+	// Trace, when set, records the waits that outlast their first spin
+	// (see For): the step timeline of the channel this waiter belongs to.
+	// Owned by the waiting goroutine: set by whoever runs the channel's
+	// work, as SpinFor.
+	Trace *steptrace.Buf
 
 	// Fold, when set, takes this waiter's waits past their first look:
 	// the waiting goroutine is a coroutine of a driver that runs several
@@ -132,6 +139,27 @@ const spinBackoff = 256
 // NewWaiter returns a waiter bound to an abort signal and a timeout.
 func NewWaiter(abort *Abort, timeout time.Duration) *Waiter {
 	return &Waiter{wake: make(chan struct{}, 1), Abort: abort, Timeout: timeout, YieldFor: DefaultYieldFor}
+}
+
+// For names what the next wait of a traced waiter waits for: on, and the
+// peer rank (-1: none, or several). Untraced, it does nothing. Every
+// traced wait's caller names it; a wait that ends within its first spin
+// records nothing and leaves the name to the next.
+func (w *Waiter) For(on steptrace.On, peer int) {
+	if w.Trace != nil {
+		w.Trace.NameWait(on, peer)
+	}
+}
+
+// traceWait records a wait that began at start, named by For, with its
+// description when it lasted steptrace.DescribeAfter.
+func (w *Waiter) traceWait(start int64, what func() string) {
+	end := steptrace.Now()
+	desc := ""
+	if end-start >= steptrace.DescribeAfter {
+		desc = what()
+	}
+	w.Trace.Wait(desc, start, end)
 }
 
 // Wake is called by a poster after it published a word the waiter may be
@@ -205,11 +233,25 @@ func (w *Waiter) WaitKickPark(ready, parkReady func() bool, parking func(), kick
 }
 
 func (w *Waiter) waitKickPark(ready, parkReady func() bool, parking func(), kick func(), what func() string, yieldFor time.Duration) error {
+	var t0 int64
+	if w.Trace != nil {
+		t0 = steptrace.Now()
+	}
 	for i := 0; i < spinIters; i++ {
 		if ready() {
 			return nil
 		}
 	}
+	err := w.slowWait(ready, parkReady, parking, kick, what, yieldFor)
+	if w.Trace != nil {
+		w.traceWait(t0, what)
+	}
+	return err
+}
+
+// slowWait is a wait past its first spin: the long spin, the yields, the
+// park.
+func (w *Waiter) slowWait(ready, parkReady func() bool, parking func(), kick func(), what func() string, yieldFor time.Duration) error {
 	if w.Fold != nil {
 		return w.foldWait(ready, kick, what)
 	}
@@ -286,9 +328,43 @@ func (w *Waiter) longSpin(ready func() bool, start time.Time) bool {
 // park, an 8 B one-shot many times slower; commit 7e707df). The clock is
 // read once per 256 looks, from the 256th on.
 // The caller goes on to WaitKick when it returns false.
-func (w *Waiter) Spin(ready func() bool) bool {
+func (w *Waiter) Spin(ready func() bool) bool { return w.spin(ready) > 0 }
+
+// SpinWaitKick waits for ready as Spin does, then as WaitKick if it did
+// not come: one wait, recorded as one when traced (when it outlasts
+// spinIters looks).
+func (w *Waiter) SpinWaitKick(ready func() bool, kick func(), what func() string) error {
+	if w.Trace == nil {
+		if w.spin(ready) > 0 {
+			return nil
+		}
+		return w.WaitKick(ready, kick, what)
+	}
+	t0 := steptrace.Now()
+	if looks := w.spin(ready); looks > 0 {
+		if looks > spinIters {
+			w.traceWait(t0, what)
+		}
+		return nil
+	}
+	spun := w.SpinFor > 0 && w.Fold == nil
+	for i := 0; i < spinIters; i++ {
+		if ready() {
+			if spun {
+				w.traceWait(t0, what)
+			}
+			return nil
+		}
+	}
+	err := w.slowWait(ready, ready, nil, kick, what, w.YieldFor)
+	w.traceWait(t0, what)
+	return err
+}
+
+// spin is Spin; it returns the looks ready took to come, 0 if it did not.
+func (w *Waiter) spin(ready func() bool) int {
 	if w.SpinFor <= 0 || w.Fold != nil {
-		return false
+		return 0
 	}
 	// The clock starts at the first 256 looks: a wait that ends sooner
 	// (the usual one) reads no clock at all, and SpinFor is not exact to
@@ -296,13 +372,13 @@ func (w *Waiter) Spin(ready func() bool) bool {
 	var start time.Time
 	for i := 1; ; i++ {
 		if ready() {
-			return true
+			return i
 		}
 		if i%256 == 0 {
 			if i == 256 {
 				start = time.Now()
 			} else if time.Since(start) > w.SpinFor || w.Abort.Aborted() {
-				return false
+				return 0
 			}
 		}
 	}

@@ -53,6 +53,8 @@ const (
 	ArgWhat      = "what"      // string: a wait's own description
 	ArgCollKind  = "coll"      // string: a step's operation name, when the step is not inside one
 	ArgNcclEvent = "nccl"      // string: the NCCL profiler event type a plugin event came from
+	ArgFrom      = "from"      // int: the rank a step receives from, when it sends too (peer is then the rank it sends to)
+	ArgQueued    = "queued"    // float: microseconds an operation waited after its call for the ones before it (RankTrack)
 )
 
 // Event is one trace event. Timestamps are microseconds (the format's
