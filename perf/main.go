@@ -143,12 +143,21 @@ func run(t *Test, be Backend, args []string, stdout, stderr io.Writer) int {
 		}
 		defer stop()
 	}
-	if e.steps, err = openStepTrace(o.StepTrace, t.Prog, j); err != nil {
+	stepPath := o.StepTrace
+	if o.Backend == BackendNCCL {
+		stepPath = "" // NCCL's ranks write theirs through the profiler plugin
+	}
+	if e.steps, err = openStepTrace(stepPath, t.Prog, j); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", e.who(), err)
 		return exitInvalidUsage
 	}
 	code, err := e.run()
 	e.steps.discardUnwritten()
+	if err == nil && o.Backend == BackendNCCL && o.StepTrace != "" {
+		if err = finishNCCLTrace(o.StepTrace, j, e.out); err != nil {
+			code = exitInternal
+		}
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", e.who(), j.explain(err))
 	}

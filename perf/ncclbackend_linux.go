@@ -16,6 +16,7 @@ import (
 
 	"github.com/gccl/gccl/lib/ccl"
 	"github.com/gccl/gccl/lib/nccl"
+	"github.com/gccl/gccl/lib/nccl/profplugin"
 	"github.com/gccl/gccl/lib/nccl/tunerplugin"
 )
 
@@ -149,6 +150,16 @@ func (be *ncclBackend) open(nRanks int) error {
 			return err
 		}
 		if err := be.setParam("NCCL_TUNER_CONFIG_FILE", o.TuningFile); err != nil {
+			return err
+		}
+	}
+	if o.StepTrace != "" {
+		if j == nil || j.proc == 0 {
+			if err := profplugin.ClearRanks(o.StepTrace); err != nil {
+				return fmt.Errorf("--trace-steps: an earlier run's NCCL trace files: %w", err)
+			}
+		}
+		if err := be.traceNCCL(o.StepTrace); err != nil {
 			return err
 		}
 	}

@@ -4,6 +4,7 @@ package perf
 
 import (
 	"fmt"
+	"io"
 	"runtime"
 )
 
@@ -18,3 +19,6 @@ func newNCCLBackend(o *Options, j *job, nRanks int) (*ncclBackend, error) {
 func (be *ncclBackend) Versions() (string, string, string) { return "", "", "" }
 
 func (be *ncclBackend) Close() error { return nil }
+
+// finishNCCLTrace has nothing to merge: no NCCL ran here.
+func finishNCCLTrace(trace string, j *job, w io.Writer) error { return nil }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/ebitengine/purego"
 
 	"github.com/gccl/gccl/lib/nccl/fakelib"
+	"github.com/gccl/gccl/lib/nccl/profplugin"
 	"github.com/gccl/gccl/lib/reduce"
 )
 
@@ -349,5 +351,31 @@ func TestNCCLOneThreadAcrossBatches(t *testing.T) {
 	}
 	if n := f.n(fakelib.Foreign); n != 0 {
 		t.Errorf("%d calls came from another OS thread than the first: the thread's work hops between threads", n)
+	}
+}
+
+// TestNCCLTraceStepsOnFake: --trace-steps on --backend nccl clears an
+// earlier run's per-rank files, has NCCL load gccl's profiler plugin, and
+// merges the ranks' files after the run; the fake NCCL loads no plugin, so
+// the merge finds none and says so (a real NCCL's run: scripts/nccl-profile.sh).
+func TestNCCLTraceStepsOnFake(t *testing.T) {
+	useFake(t)
+	trace := filepath.Join(t.TempDir(), "steps.json")
+	stale := filepath.Join(profplugin.RankDir(trace), "r0-old.json")
+	if err := os.MkdirAll(filepath.Dir(stale), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(stale, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runWith(t, AllReduce, nil, "--backend", "nccl", "-g", "2", "-b", "8", "-e", "8", "-n", "2", "-w", "1", "-c", "0", "--trace-steps", trace)
+	if r.code != exitInternal || !strings.Contains(r.stderr, "no NCCL trace files") || !strings.Contains(r.stderr, "profiler plugin") {
+		t.Errorf("exit %d, stderr %q: want the merge to say NCCL wrote no files", r.code, r.stderr)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the earlier run's %s is still there (%v)", stale, err)
+	}
+	if rows := dataRows(r.stdout); len(rows) != 1 {
+		t.Errorf("%d rows, want the run's 1 before the merge\n%s", len(rows), r.stdout)
 	}
 }

@@ -50,3 +50,18 @@ func mergeNCCLTrace(trace string, w io.Writer) error {
 	fmt.Fprintf(w, "# NCCL trace: %s (%d ranks, %d events; per rank in %s)\n", trace, sum.Ranks, sum.Events, profplugin.RankDir(trace))
 	return nil
 }
+
+// finishNCCLTrace ends --trace-steps on --backend nccl once this process's
+// communicators are destroyed: in a job, after every process's are
+// (a barrier), process 0 merges the ranks' files.
+func finishNCCLTrace(trace string, j *job, w io.Writer) error {
+	if j != nil && j.procs > 1 {
+		if err := j.link.Barrier(); err != nil {
+			return fmt.Errorf("--trace-steps: waiting for the other processes' NCCL trace files: %w", err)
+		}
+		if j.proc != 0 {
+			return nil
+		}
+	}
+	return mergeNCCLTrace(trace, w)
+}

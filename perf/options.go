@@ -193,7 +193,7 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	fs.BoolVar(&o.Netns, "netns", false, "with --hosts: run each host in a network namespace of its own (its own TCP/IP stack, a veth link to a bridge), built for the run and removed after it; needs root and iproute2")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile (go tool pprof) of the run to this file; with --np each process writes FILE.<process>")
 	fs.StringVar(&o.Trace, "trace", "", "write a Go execution trace (go tool trace) of the run to this file; with --np each process writes FILE.<process>")
-	fs.StringVar(&o.StepTrace, "trace-steps", "", "write the embedded stack's step timeline to this file: Trace Event Format JSON that Perfetto and chrome://tracing open (tune trace reads it), one process per rank, one track per channel and one for the rank's calls, holding each operation, its steps (primitive, peers, bytes, protocol) and its waits (on what, on whom). It records the timed iterations of every size and placement, not the warmup, up to 4096 events a channel each (the first ones; the file's otherData counts the rest): use it on a few sizes. With --np each process writes FILE.<process>, its clock aligned to process 0's through the bootstrap, and process 0 merges them into FILE")
+	fs.StringVar(&o.StepTrace, "trace-steps", "", "write the step timeline to this file: Trace Event Format JSON that Perfetto and chrome://tracing open (tune trace reads it), one process per rank, one track per channel and one for the rank's calls, holding each operation, its steps (primitive, peers, bytes, protocol) and its waits (on what, on whom). It records the timed iterations of every size and placement, not the warmup, up to 4096 events a channel each (the first ones; the file's otherData counts the rest): use it on a few sizes. With --np each process writes FILE.<process>, its clock aligned to process 0's through the bootstrap, and process 0 merges them into FILE. With --backend nccl, NCCL records it through gccl's NCCL profiler plugin (built with cc; collectives, kernel channels, proxy operations, their steps and waits; GCCL_PROFILER_MASK picks fewer), each rank writing into FILE.nccl/, merged into FILE after the run")
 	fs.BoolVar(&o.ShowVersion, "version", false, "print the version (gccl, nccl-tests compatibility, Go, build revision) and exit")
 	fs.StringVar(&o.Plot, "plot", "", "write the busBW curves of this run (out-of-place, one per configuration) to this image: .png, .svg or .pdf (never overwrites: --force)")
 	if err := fs.Parse(args); err != nil {
@@ -345,14 +345,20 @@ func (o *Options) validate() error {
 			return usagef("--tuning-file: %v", err)
 		}
 	}
-	if o.Backend == BackendNCCL {
-		if o.StepTrace != "" {
-			return usagef("--trace-steps records the embedded stack's timeline; --backend nccl runs NCCL, whose timeline its profiler plugin records (NCCL_PROFILER_PLUGIN): drop --trace-steps, or use --backend embedded")
-		}
-		return o.validateNCCL()
-	}
 	if o.StepTrace != "" && o.Cycles == 0 {
 		return usagef("--trace-steps writes its file when the run ends; -N 0 runs until stopped, and a stopped run writes none: give -N a number of cycles")
+	}
+	if o.Backend == BackendNCCL {
+		if o.StepTrace != "" {
+			// NCCL's ranks write their files through gccl's profiler
+			// plugin, in every process: one path for all of them.
+			abs, err := filepath.Abs(o.StepTrace)
+			if err != nil {
+				return usagef("--trace-steps: %v", err)
+			}
+			o.StepTrace = abs
+		}
+		return o.validateNCCL()
 	}
 	if o.StepTrace != "" && o.DeviceImpl != 0 {
 		return usagef("--trace-steps records the stack's collectives; -D %d runs the device API's kernels, whose steps it does not see: drop one of them", o.DeviceImpl)
