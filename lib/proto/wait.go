@@ -6,7 +6,6 @@ package proto
 
 import (
 	"fmt"
-	"os"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -28,23 +27,6 @@ const spinIters = 64
 // DefaultSpinFor is the spin phase of a wait whose communicator has a
 // processor for every runner (see Waiter.SpinFor).
 const DefaultSpinFor = 20 * time.Microsecond
-
-// A wait whose runners fit the processors (SpinFor set) yields its OS
-// thread, keeping its processor, not the goroutine: Gosched puts it on
-// the runtime's global run queue, which a processor serves only when its
-// goroutine enters the scheduler, and a Gosched wakes no idle processor.
-// With every runner spinning on its own processor, yielded goroutines
-// queued there for milliseconds: on the 64-core host, 96% of the
-// scheduling delay of stalled Device API runs followed a Gosched, and
-// the runs stayed stalled (docs/data/cpu64/steal.md). Where runners
-// outnumber the processors, Gosched is the point: the peer may need this
-// processor.
-//
-// EnvWaitYield=go restores the Gosched everywhere, to measure the choice.
-const EnvWaitYield = "GCCL_WAIT_YIELD"
-
-// yieldToGo is set from EnvWaitYield at start.
-var yieldToGo = os.Getenv(EnvWaitYield) == "go"
 
 // DefaultYieldFor bounds the yield phase of a wait.
 var DefaultYieldFor = 50 * time.Microsecond
@@ -276,7 +258,17 @@ func (w *Waiter) slowWait(ready, parkReady func() bool, parking func(), kick fun
 		// needs the processor too (2 hosts' 8 B allreduce between
 		// namespaces was slower when only every 4th turn yielded to Go;
 		// commit 8d23691).
-		if w.SpinFor > 0 && !yieldToGo {
+		// A wait whose runners fit the processors (SpinFor set) yields its OS
+		// thread, keeping its processor, not the goroutine: Gosched puts it on
+		// the runtime's global run queue, which a processor serves only when its
+		// goroutine enters the scheduler, and a Gosched wakes no idle processor.
+		// With every runner spinning on its own processor, yielded goroutines
+		// queued there for milliseconds: on the 64-core host, 96% of the
+		// scheduling delay of stalled Device API runs followed a Gosched, and
+		// the runs stayed stalled (docs/data/cpu64/steal.md). Where runners
+		// outnumber the processors, Gosched is the point: the peer may need this
+		// processor.
+		if w.SpinFor > 0 {
 			shm.Yield()
 		} else {
 			runtime.Gosched()
