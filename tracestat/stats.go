@@ -281,6 +281,7 @@ func (t *Trace) RankStats(seq int64) []RankStat {
 type Wait struct {
 	Rank  int     `json:"rank"`
 	Tid   int     `json:"tid"`
+	Track string  `json:"track"` // the track's name (Trace.TrackLabel)
 	Seq   int64   `json:"seq"`
 	Op    string  `json:"op"`   // the operation's name, "unknown" when none
 	Step  string  `json:"step"` // the step it is in, "" when in none
@@ -325,6 +326,9 @@ func (t *Trace) LongestWaits(n int, seq int64) []Wait {
 	})
 	if n >= 0 && len(out) > n {
 		out = out[:n]
+	}
+	for i := range out {
+		out[i].Track = t.TrackLabel(out[i].Rank, out[i].Tid)
 	}
 	return out
 }

@@ -44,8 +44,8 @@ func TestChainTracksWaitsStragglers(t *testing.T) {
 	}
 	waits := tr.LongestWaits(5, -1)
 	wantW := []Wait{
-		{Rank: 2, Tid: 0, Seq: 7, Op: "allreduce", Step: "recv", Peer: 1, On: "tail", What: "", Start: 0, Dur: 31},
-		{Rank: 1, Tid: 0, Seq: 7, Op: "allreduce", Step: "recv", Peer: 0, On: "tail", What: "", Start: 0, Dur: 12},
+		{Rank: 2, Tid: 0, Track: "ch 0", Seq: 7, Op: "allreduce", Step: "recv", Peer: 1, On: "tail", What: "", Start: 0, Dur: 31},
+		{Rank: 1, Tid: 0, Track: "ch 0", Seq: 7, Op: "allreduce", Step: "recv", Peer: 0, On: "tail", What: "", Start: 0, Dur: 12},
 	}
 	if !reflect.DeepEqual(waits, wantW) {
 		t.Errorf("waits %+v, want %+v", waits, wantW)

@@ -304,7 +304,7 @@ func printWaits(w io.Writer, s *tracestat.Summary, top int) {
 		if step == "" {
 			step = "(none)"
 		}
-		t.AppendRow(table.Row{us(x.Dur), x.Rank, trackName(x.Tid), x.Seq, x.Op, step, peerString(x.Peer), orUnknown(x.On), x.What, us(x.Start)})
+		t.AppendRow(table.Row{us(x.Dur), x.Rank, x.Track, x.Seq, x.Op, step, peerString(x.Peer), orUnknown(x.On), x.What, us(x.Start)})
 	}
 	t.Render()
 }
