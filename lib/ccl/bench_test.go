@@ -48,17 +48,7 @@ func benchAllReduce(b *testing.B, n int, p string, nch, size int) {
 			wg.Add(1)
 			go func(c *Comm) {
 				defer wg.Done()
-				in, out := bufs[c.Rank()][0], bufs[c.Rank()][1]
-				for i := 0; i < iters; i++ {
-					if err := c.AllReduce(in, out, count, Float32, Sum); err != nil {
-						b.Error(err)
-						return
-					}
-					if err := c.Synchronize(); err != nil {
-						b.Error(err)
-						return
-					}
-				}
+				allReduceLoop(b, c, bufs[c.Rank()][0], bufs[c.Rank()][1], count, iters)
 			}(c)
 		}
 		wg.Wait()

@@ -106,3 +106,34 @@ func algoReq(s string) tuning.AlgoReq {
 	}
 	return r
 }
+
+// allocsPerCall is testing.AllocsPerRun of call(0) while rank 1 makes
+// the same calls beside it (a collective of two ranks needs both): the
+// allocations of one rank's call.
+func allocsPerCall(runs int, call func(rank int)) float64 {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < runs+1; i++ { // AllocsPerRun calls once more to warm up
+			call(1)
+		}
+	}()
+	allocs := testing.AllocsPerRun(runs, func() { call(0) })
+	<-done
+	return allocs
+}
+
+// allReduceLoop runs iters float32 sum allreduces of count elements on c,
+// each synchronized; it reports an error on tb and stops at the first.
+func allReduceLoop(tb testing.TB, c *Comm, in, out []byte, count, iters int) {
+	for i := 0; i < iters; i++ {
+		if err := c.AllReduce(in, out, count, Float32, Sum); err != nil {
+			tb.Error(err)
+			return
+		}
+		if err := c.Synchronize(); err != nil {
+			tb.Error(err)
+			return
+		}
+	}
+}

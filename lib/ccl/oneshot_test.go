@@ -269,15 +269,7 @@ func TestSmallCallsDoNotAllocate(t *testing.T) {
 				t.Error(err)
 			}
 		}
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			for i := 0; i < runs+1; i++ { // AllocsPerRun calls once more to warm up
-				call(1)
-			}
-		}()
-		allocs := testing.AllocsPerRun(runs, func() { call(0) })
-		<-done
+		allocs := allocsPerCall(runs, call)
 		if allocs != 0 {
 			t.Errorf("%s: %v allocations per call, want 0", algo, allocs)
 		}

@@ -33,15 +33,7 @@ func benchTraceOverhead(b *testing.B, algo string, size int) {
 	if algo != "auto" {
 		cfg.Algo = algoReq(algo)
 	}
-	comms, err := InitAll(n, cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		for _, c := range comms {
-			c.Destroy()
-		}
-	}()
+	comms := initT(b, n, cfg)
 	batch := max(2000*8/size, 1)
 	if size >= 1<<20 {
 		batch = 150
@@ -53,17 +45,7 @@ func benchTraceOverhead(b *testing.B, algo string, size int) {
 			wg.Add(1)
 			go func(c *Comm) {
 				defer wg.Done()
-				in, out := ownLines(size), ownLines(size)
-				for i := 0; i < iters; i++ {
-					if err := c.AllReduce(in, out, size/4, Float32, Sum); err != nil {
-						b.Error(err)
-						return
-					}
-					if err := c.Synchronize(); err != nil {
-						b.Error(err)
-						return
-					}
-				}
+				allReduceLoop(b, c, ownLines(size), ownLines(size), size/4, iters)
 			}(c)
 		}
 		wg.Wait()
