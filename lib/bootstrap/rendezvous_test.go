@@ -172,6 +172,11 @@ func TestWrongTokenAndGarbageRefused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "not this job's bootstrap root (it could not prove the job token)") {
 		t.Fatalf("a wrong token: %v; want the root named as not this job's", err)
 	}
+	// The stranger hears of its refusal before the root logs it: wait for
+	// the root's count (taken with the log line, under one lock), so that
+	// the stranger's is the interval's first refusal, logged in full, and
+	// the garbage below lands in the rate limit's summary.
+	waitCounts(t, r, map[string]int{reasonAuth: 1})
 	send := func(b []byte) {
 		c, err := net.Dial("tcp", r.Addr())
 		if err != nil {
