@@ -147,7 +147,7 @@ func run(t *Test, be Backend, args []string, stdout, stderr io.Writer) int {
 	if o.Backend == BackendNCCL {
 		stepPath = "" // NCCL's ranks write theirs through the profiler plugin
 	}
-	if e.steps, err = openStepTrace(stepPath, t.Prog, j); err != nil {
+	if e.steps, err = openStepTrace(stepPath, t.Prog, o.TraceEvery, j); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", e.who(), err)
 		return exitInvalidUsage
 	}

@@ -32,6 +32,7 @@ const clockRounds = 20
 // stack's (ccl.Comm).
 type stepTracer interface {
 	StartTrace(capacity int) error
+	SampleTrace(every int) error
 	StopTrace() error
 	TakeTrace() (steptrace.Snapshot, error)
 }
@@ -42,6 +43,7 @@ type stepTrace struct {
 	path   string // this process's file: FILE, or FILE.<process> in a job
 	merged string // FILE, which process 0 of a job merges into; "" otherwise
 	prog   string
+	every  int // --trace-every: one operation in every recorded
 
 	mu    sync.Mutex
 	snaps map[int]*steptrace.Snapshot // by rank; guarded by mu (threads record their own ranks)
@@ -51,11 +53,11 @@ type stepTrace struct {
 
 // openStepTrace creates the files of --trace-steps path (checking that
 // they can be written, before the run), or returns nil without the flag.
-func openStepTrace(path, prog string, j *job) (*stepTrace, error) {
+func openStepTrace(path, prog string, every int, j *job) (*stepTrace, error) {
 	if path == "" {
 		return nil, nil
 	}
-	s := &stepTrace{path: path, prog: prog, snaps: map[int]*steptrace.Snapshot{}}
+	s := &stepTrace{path: path, prog: prog, every: every, snaps: map[int]*steptrace.Snapshot{}}
 	if j != nil && j.procs > 1 {
 		s.path = path + "." + strconv.Itoa(j.proc)
 		if j.proc == 0 {
@@ -113,6 +115,9 @@ func (s *stepTrace) start(cs []Comm) error {
 		return err
 	}
 	for _, t := range ts {
+		if err := t.SampleTrace(s.every); err != nil {
+			return err
+		}
 		if err := t.StartTrace(stepsPerTrack); err != nil {
 			return err
 		}
@@ -168,6 +173,9 @@ func (s *stepTrace) write(j *job) error {
 	}
 	extra := map[string]any{"program": s.prog,
 		"recorded": "the timed iterations of every size and placement, not the warmup"}
+	if s.every > 1 {
+		extra["sampled"] = fmt.Sprintf("one operation in %d: those at stream positions that are multiples of %d", s.every, s.every)
+	}
 	if j != nil {
 		extra["process"], extra["processes"] = j.proc, j.procs
 	}

@@ -2,6 +2,7 @@ package perf
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -144,5 +145,53 @@ func TestTraceStepsBadUse(t *testing.T) {
 	}
 	if _, err := os.Stat("x.json"); err == nil {
 		t.Error("a refused --trace-steps left its file")
+	}
+}
+
+// TestTraceStepsSampled: --trace-every 4 records on every rank the same
+// operations, those at stream positions that are multiples of 4: three of
+// each placement's 12 timed iterations, and says so in otherData.
+func TestTraceStepsSampled(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "steps.json")
+	r := runPerf(t, AllReduce, "-t", "3", "-b", "8", "-e", "8", "-n", "12", "-w", "2", "--trace-every", "4", "--trace-steps", path)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	f := readValidTrace(t, path)
+	seqs := map[int][]float64{}
+	for _, e := range f.TraceEvents {
+		if e.Ph == "X" && e.Tid == tef.RankTrack {
+			seq, _ := e.Args[tef.ArgSeq].(float64)
+			seqs[e.Pid] = append(seqs[e.Pid], seq)
+		}
+	}
+	if len(seqs) != 3 {
+		t.Fatalf("calls tracks of ranks %v, want 3", seqs)
+	}
+	for rank, s := range seqs {
+		if len(s) != 2*3 {
+			t.Errorf("rank %d: %d operations recorded, want 6 (3 of each placement's 12)", rank, len(s))
+		}
+		for i, q := range s {
+			if int(q)%4 != 0 || q != seqs[0][min(i, len(seqs[0])-1)] {
+				t.Errorf("rank %d: operations at positions %v, want multiples of 4, as rank 0's %v", rank, s, seqs[0])
+				break
+			}
+		}
+	}
+	if !strings.Contains(fmt.Sprint(f.OtherData["sampled"]), "one operation in 4") {
+		t.Errorf("otherData %v: want the sampling said", f.OtherData)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--trace-every", "0", "--trace-steps", "x.json"}, "--trace-every 0"},
+		{[]string{"--trace-every", "8"}, "give --trace-steps"},
+		{[]string{"--backend", "nccl", "--trace-every", "8", "--trace-steps", "x.json"}, "NCCL's profiler plugin records every operation"},
+	} {
+		if _, err := parseOptions("all_reduce_perf", tc.args, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want an error saying %q", tc.args, err, tc.want)
+		}
 	}
 }

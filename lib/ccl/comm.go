@@ -160,10 +160,13 @@ type Comm struct {
 	// not: set by the calling goroutine with nothing in flight, handed to
 	// the runners in each plan. traceKept keeps the tracks while it is off;
 	// groupLabel names the group a collective of sends and receives makes.
-	// All three the calling goroutine's.
-	trace, traceKept *rankTrace
-	groupLabel       string
-	stop             *proto.Abort // triggered by Destroy: channel goroutines exit when idle
+	// traceEvery samples it: the operations at stream positions that are
+	// multiples of it are recorded (1: all); traceNext is the next such
+	// position. All five the calling goroutine's.
+	trace, traceKept      *rankTrace
+	traceEvery, traceNext uint64
+	groupLabel            string
+	stop                  *proto.Abort // triggered by Destroy: channel goroutines exit when idle
 }
 
 // InitAll creates n communicators in this process, one per rank (the
@@ -240,7 +243,7 @@ func (w *world) start(ranks []int, j *job) {
 	w.job = j
 	set := w.set
 	for _, r := range ranks {
-		c := &Comm{w: w, rank: r, stop: proto.NewAbort()}
+		c := &Comm{w: w, rank: r, stop: proto.NewAbort(), traceEvery: 1}
 		c.force = forced{algo: set.algo, proto: set.proto, nChannels: set.nChannels, maxCh: set.maxCh}
 		c.ringConns = make([][proto.NumProtocols]*ringConn, set.maxCh)
 		c.chainConns = make([][proto.NumProtocols]*ringConn, set.maxCh)

@@ -87,8 +87,10 @@ type fastWork struct {
 	seq         uint64 // its position in the stream
 	gen, notGen uint64
 	work        collWork
-	// traceOp and traceCalled are its record on the calls track, while
-	// the timeline records (Comm.trace).
+	// trace is the timeline it records on, nil when it records on none
+	// (Comm.opTrace); traceOp and traceCalled are its record on the calls
+	// track.
+	trace       *rankTrace
 	traceOp     steptrace.OpInfo
 	traceCalled int64
 }
@@ -97,7 +99,8 @@ type fastWork struct {
 // t was enqueued. t has passed validateCached: c.shape describes it.
 func (c *Comm) tryFast(t *task) bool {
 	var called int64 // for the timeline: when the operation was called
-	if c.trace != nil {
+	tr := c.opTrace()
+	if tr != nil {
 		called = steptrace.Now()
 	}
 	f := &c.fast
@@ -126,8 +129,8 @@ func (c *Comm) tryFast(t *task) bool {
 		c.postRound(w, w.oneShotRound(0))
 		w.os.prePosted = true
 	}
-	f.pending, f.seq = true, c.enqueued
-	if c.trace != nil {
+	f.pending, f.seq, f.trace = true, c.enqueued, tr
+	if tr != nil {
 		c.traceFast(f, called)
 	}
 	return true
@@ -198,7 +201,7 @@ func (c *Comm) runFast() {
 	if spin, noBackOff := c.w.boardSpin(); ch.waiter.SpinFor != spin || ch.waiter.NoBackOff != noBackOff {
 		ch.waiter.SpinFor, ch.waiter.NoBackOff = spin, noBackOff
 	}
-	ch.waiter.Trace = c.trace.channel(0)
+	ch.waiter.Trace = c.fast.trace.channel(0)
 	err := c.w.abort.Err()
 	if err == nil {
 		if tr := ch.waiter.Trace; tr != nil {
@@ -212,8 +215,8 @@ func (c *Comm) runFast() {
 		c.fail(0, err)
 	}
 	c.fast.pending = false
-	if c.trace != nil { // it ended with its channel's
-		c.trace.opDoneAt(&c.fast.traceOp, c.fast.traceCalled, ch.waiter.Trace.Mark())
+	if tr := c.fast.trace; tr != nil { // it ended with its channel's
+		tr.opDoneAt(&c.fast.traceOp, c.fast.traceCalled, ch.waiter.Trace.Mark())
 	}
 	c.finishedOp(c.fast.seq)
 	done := c.finished.Add(1)
@@ -232,7 +235,7 @@ func (c *Comm) materializeFast() {
 	pl := c.newPlan()
 	pl.seq = c.fast.seq
 	pl.spin, pl.noBackOff = c.w.boardSpin()
-	pl.trace, pl.traceOp, pl.traceCalled = c.trace, c.fast.traceOp, c.fast.traceCalled
+	pl.trace, pl.traceOp, pl.traceCalled = c.fast.trace, c.fast.traceOp, c.fast.traceCalled
 	cw := pl.channel(0)
 	cw.colls = append(cw.colls, c.fast.work)
 	c.fast.pending = false

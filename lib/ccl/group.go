@@ -98,7 +98,8 @@ func (c *Comm) throttle() error {
 // launch builds the plan of a group's tasks and posts each channel's part.
 func (c *Comm) launch(tasks []task) error {
 	var called int64 // for the timeline: when the operation was called
-	if c.trace != nil {
+	tr := c.opTrace()
+	if tr != nil {
 		called = steptrace.Now()
 	}
 	if err := c.throttle(); err != nil {
@@ -146,8 +147,8 @@ func (c *Comm) launch(tasks []task) error {
 		c.progress.enqueued.Store(c.enqueued)
 	}
 	pl.seq = c.enqueued
-	pl.trace = c.trace
-	if c.trace != nil {
+	pl.trace = tr
+	if tr != nil {
 		c.traceLaunch(pl, tasks, called)
 	}
 	procs, runners, posts := c.w.freeProcs(), int(n), len(pl.work)

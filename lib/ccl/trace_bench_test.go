@@ -17,17 +17,24 @@ import (
 // Every batch fits the tracks: none drops a record.
 //
 //	go test ./lib/ccl -run '^$' -bench TraceOverhead -benchtime 1x
+//
+// every=N records one operation in N (Comm.SampleTrace).
 func BenchmarkTraceOverhead(b *testing.B) {
 	for _, size := range []int{8, 1 << 20} {
 		for _, algo := range []string{"auto", "Ring"} {
-			b.Run(fmt.Sprintf("size=%s/algo=%s", sizeName(size), algo), func(b *testing.B) {
-				benchTraceOverhead(b, algo, size)
-			})
+			for _, every := range []int{1, 32} {
+				if every > 1 && size > 8 {
+					continue
+				}
+				b.Run(fmt.Sprintf("size=%s/algo=%s/every=%d", sizeName(size), algo, every), func(b *testing.B) {
+					benchTraceOverhead(b, algo, size, every)
+				})
+			}
 		}
 	}
 }
 
-func benchTraceOverhead(b *testing.B, algo string, size int) {
+func benchTraceOverhead(b *testing.B, algo string, size, every int) {
 	const n, rounds = 2, 15
 	cfg := Config{Timeout: time.Minute}
 	if algo != "auto" {
@@ -65,6 +72,11 @@ func benchTraceOverhead(b *testing.B, algo string, size int) {
 			if err != nil {
 				b.Fatal(err)
 			}
+		}
+	}
+	for _, c := range comms {
+		if err := c.SampleTrace(every); err != nil {
+			b.Fatal(err)
 		}
 	}
 	run(batch) // warm up

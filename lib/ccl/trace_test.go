@@ -390,3 +390,88 @@ func TestTraceBadUse(t *testing.T) {
 		t.Errorf("StartTrace(-5): %v", err)
 	}
 }
+
+// TestTraceSamples: SampleTrace(k) records the operations at stream
+// positions that are multiples of k, whole (the call, the channels'
+// operations and their steps), the same ones on every rank, whichever
+// path each took: the one-shot fast path, a ring, a group of sends and
+// receives.
+func TestTraceSamples(t *testing.T) {
+	const every, ops = 3, 13
+	comms := initT(t, 3, Config{})
+	snaps := make([]steptrace.Snapshot, len(comms))
+	err := perRankErr(comms, func(c *Comm) error {
+		if err := c.SampleTrace(every); err != nil {
+			return err
+		}
+		if err := c.StartTrace(0); err != nil {
+			return err
+		}
+		send, recv := pattern(c.Rank(), 256<<10), make([]byte, 256<<10)
+		next, prev := (c.Rank()+1)%c.Size(), (c.Rank()+c.Size()-1)%c.Size()
+		for i := range ops {
+			var err error
+			switch i % 4 {
+			case 0: // the fast path
+				err = c.AllReduce(send, recv, 2, Float32, Sum)
+			case 1: // a ring, several channels
+				err = c.AllReduce(send, recv, 64<<10, Float32, Sum)
+			case 2:
+				err = c.grouped(func() error {
+					if err := c.Send(send, 1000, Float32, next); err != nil {
+						return err
+					}
+					return c.Recv(recv, 1000, Float32, prev)
+				})
+			case 3:
+				err = c.Broadcast(send, recv, 100, Float32, 0)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		var err error
+		snaps[c.Rank()], err = c.TakeTrace()
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []uint64
+	for s := uint64(every); s <= ops; s += every {
+		want = append(want, s)
+	}
+	for r, s := range snaps {
+		var calls []uint64
+		for _, rec := range s.Calls {
+			calls = append(calls, rec.Seq)
+		}
+		if !slices.Equal(calls, want) {
+			t.Errorf("rank %d: calls recorded at positions %v, want %v", r, calls, want)
+		}
+		// Every channel record belongs to a sampled operation, and every
+		// sampled operation ran on some channel with its steps.
+		opsOn, stepsOf := map[uint64]bool{}, map[uint64]int{}
+		for ch, recs := range s.Channels {
+			for _, rec := range recs {
+				if rec.Seq%every != 0 {
+					t.Errorf("rank %d channel %d: a %v record of operation %d, which is not sampled", r, ch, rec.Kind, rec.Seq)
+				}
+				switch rec.Kind {
+				case steptrace.KindOp:
+					opsOn[rec.Seq] = true
+				case steptrace.KindStep:
+					stepsOf[rec.Seq]++
+				}
+			}
+		}
+		for _, seq := range want {
+			if !opsOn[seq] || stepsOf[seq] == 0 {
+				t.Errorf("rank %d: operation %d recorded on no channel (%v) or with no steps (%d)", r, seq, opsOn[seq], stepsOf[seq])
+			}
+		}
+	}
+	if err := comms[0].SampleTrace(0); err == nil || !strings.Contains(err.Error(), "every 0") {
+		t.Errorf("SampleTrace(0): %v, want an error naming 0", err)
+	}
+}
