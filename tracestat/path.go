@@ -20,6 +20,9 @@ type Link struct {
 	Kind string `json:"kind"`
 	Rank int    `json:"rank"`
 	Tid  int    `json:"tid"`
+	// Track is the track's name (Trace.TrackLabel): "ch 2", "rank", or
+	// a producer's own, such as NCCL's "proxy ch 0".
+	Track string `json:"track"`
 	// Name is the steps of a work link ("recv+send"), the wait's name,
 	// or "late arrival".
 	Name  string  `json:"name"`
@@ -137,7 +140,8 @@ func (t *Trace) CriticalPath(seq int64) (*Path, error) {
 		w.links[i], w.links[j] = w.links[j], w.links[i]
 	}
 	path.Links = w.links
-	for _, l := range path.Links {
+	for i, l := range path.Links {
+		path.Links[i].Track = t.TrackLabel(l.Rank, l.Tid)
 		if l.Explained {
 			path.Explained += l.Dur
 		}

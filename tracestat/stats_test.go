@@ -73,11 +73,11 @@ func TestChainCriticalPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Link{
-		{Kind: LinkWork, Rank: 0, Tid: 0, Name: "send", Peer: -1, Start: 0, Dur: 10, Explained: true},
-		{Kind: LinkWait, Rank: 1, Tid: 0, Name: "wait tail", Peer: 0, On: "tail", Start: 10, Dur: 2, Explained: true},
-		{Kind: LinkWork, Rank: 1, Tid: 0, Name: "recv+send", Peer: -1, Start: 12, Dur: 18, Explained: true},
-		{Kind: LinkWait, Rank: 2, Tid: 0, Name: "wait tail", Peer: 1, On: "tail", Start: 30, Dur: 1, Explained: true},
-		{Kind: LinkWork, Rank: 2, Tid: 0, Name: "recv", Peer: -1, Start: 31, Dur: 9, Explained: true},
+		{Kind: LinkWork, Rank: 0, Tid: 0, Track: "channel 0", Name: "send", Peer: -1, Start: 0, Dur: 10, Explained: true},
+		{Kind: LinkWait, Rank: 1, Tid: 0, Track: "ch 0", Name: "wait tail", Peer: 0, On: "tail", Start: 10, Dur: 2, Explained: true},
+		{Kind: LinkWork, Rank: 1, Tid: 0, Track: "ch 0", Name: "recv+send", Peer: -1, Start: 12, Dur: 18, Explained: true},
+		{Kind: LinkWait, Rank: 2, Tid: 0, Track: "ch 0", Name: "wait tail", Peer: 1, On: "tail", Start: 30, Dur: 1, Explained: true},
+		{Kind: LinkWork, Rank: 2, Tid: 0, Track: "ch 0", Name: "recv", Peer: -1, Start: 31, Dur: 9, Explained: true},
 	}
 	if !reflect.DeepEqual(p.Links, want) {
 		t.Errorf("path:\n got %+v\nwant %+v", p.Links, want)
@@ -102,9 +102,9 @@ func TestPathThroughWaitWithoutPeer(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Link{
-		{Kind: LinkWork, Rank: 0, Tid: 0, Name: "copy", Peer: -1, Start: 0, Dur: 5, Explained: true},
-		{Kind: LinkWait, Rank: 0, Tid: 0, Name: "wait flag", Peer: -1, On: "flag", Start: 5, Dur: 3},
-		{Kind: LinkWork, Rank: 0, Tid: 0, Name: "copy", Peer: -1, Start: 8, Dur: 12, Explained: true},
+		{Kind: LinkWork, Rank: 0, Tid: 0, Track: "ch 0", Name: "copy", Peer: -1, Start: 0, Dur: 5, Explained: true},
+		{Kind: LinkWait, Rank: 0, Tid: 0, Track: "ch 0", Name: "wait flag", Peer: -1, On: "flag", Start: 5, Dur: 3},
+		{Kind: LinkWork, Rank: 0, Tid: 0, Track: "ch 0", Name: "copy", Peer: -1, Start: 8, Dur: 12, Explained: true},
 	}
 	if !reflect.DeepEqual(p.Links, want) || !near(p.Explained, 17) || !near(p.Frac, 0.85) {
 		t.Errorf("path %+v explains %v (%v)", p.Links, p.Explained, p.Frac)
@@ -134,10 +134,10 @@ func TestPathLateArrival(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Link{
-		{Kind: LinkLate, Rank: 1, Tid: tef.RankTrack, Name: "late arrival", Peer: -1, Start: 0, Dur: 20, Explained: true},
-		{Kind: LinkWork, Rank: 1, Tid: 0, Name: "send", Peer: -1, Start: 20, Dur: 5, Explained: true},
-		{Kind: LinkWait, Rank: 0, Tid: 0, Name: "wait tail", Peer: 1, On: "tail", Start: 25, Dur: 0, Explained: true},
-		{Kind: LinkWork, Rank: 0, Tid: 0, Name: "recv", Peer: -1, Start: 25, Dur: 5, Explained: true},
+		{Kind: LinkLate, Rank: 1, Tid: tef.RankTrack, Track: "rank", Name: "late arrival", Peer: -1, Start: 0, Dur: 20, Explained: true},
+		{Kind: LinkWork, Rank: 1, Tid: 0, Track: "ch 0", Name: "send", Peer: -1, Start: 20, Dur: 5, Explained: true},
+		{Kind: LinkWait, Rank: 0, Tid: 0, Track: "ch 0", Name: "wait tail", Peer: 1, On: "tail", Start: 25, Dur: 0, Explained: true},
+		{Kind: LinkWork, Rank: 0, Tid: 0, Track: "ch 0", Name: "recv", Peer: -1, Start: 25, Dur: 5, Explained: true},
 	}
 	if !reflect.DeepEqual(p.Links, want) || !near(p.Frac, 1) {
 		t.Errorf("path:\n got %+v\nwant %+v (explains %v)", p.Links, want, p.Frac)
@@ -169,7 +169,7 @@ func TestOpsWithoutSteps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Link{{Kind: LinkWork, Rank: 0, Tid: tef.RankTrack, Name: "barrier (no step traced)", Peer: -1, Start: 0, Dur: 10, Explained: true}}
+	want := []Link{{Kind: LinkWork, Rank: 0, Tid: tef.RankTrack, Track: "rank", Name: "barrier (no step traced)", Peer: -1, Start: 0, Dur: 10, Explained: true}}
 	if !reflect.DeepEqual(p.Links, want) {
 		t.Errorf("path %+v", p.Links)
 	}
@@ -213,8 +213,8 @@ func TestNCCLLike(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantL := []Link{
-		{Kind: LinkLate, Rank: 1, Tid: tef.RankTrack, Name: "late arrival", Peer: -1, Start: 2, Dur: 1, Explained: true},
-		{Kind: LinkWork, Rank: 1, Tid: 100, Name: "ProxyStep", Peer: -1, Start: 3, Dur: 50, Explained: true},
+		{Kind: LinkLate, Rank: 1, Tid: tef.RankTrack, Track: "rank", Name: "late arrival", Peer: -1, Start: 2, Dur: 1, Explained: true},
+		{Kind: LinkWork, Rank: 1, Tid: 100, Track: "proxy ch 0", Name: "ProxyStep", Peer: -1, Start: 3, Dur: 50, Explained: true},
 	}
 	if !reflect.DeepEqual(p.Links, wantL) || !near(p.Frac, 1) {
 		t.Errorf("path %+v", p.Links)

@@ -309,14 +309,6 @@ func printWaits(w io.Writer, s *tracestat.Summary, top int) {
 	t.Render()
 }
 
-// trackName is a tid in a table: "ch N", or "rank" for tef.RankTrack.
-func trackName(tid int) string {
-	if tid == tef.RankTrack {
-		return "rank"
-	}
-	return fmt.Sprintf("ch %d", tid)
-}
-
 // printStragglers prints the per-rank sums and says which rank held the
 // run up most.
 func printStragglers(w io.Writer, s *tracestat.Summary) {
@@ -404,7 +396,7 @@ func printPath(w io.Writer, s *tracestat.Summary) {
 				kind = "wait, not followed"
 			}
 		}
-		t.AppendRow(table.Row{i + 1, l.Rank, trackName(l.Tid), kind, what, us(l.Start - p.Start), us(l.Dur)})
+		t.AppendRow(table.Row{i + 1, l.Rank, l.Track, kind, what, us(l.Start - p.Start), us(l.Dur)})
 	}
 	t.Render()
 }
