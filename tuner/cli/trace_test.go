@@ -278,6 +278,7 @@ func TestTraceNCCLLike(t *testing.T) {
 		"│    0 │ proxy ch 0 │ 30.000    │ 20.000  │ 0.000   │ 67%  │     2 │     0 │",
 		"│    0 │ ch 0       │ 40.000    │ 0.000   │ 0.000   │ -    │     0 │     0 │",
 		"no waits traced",
+		"│ 1 │    0 │ proxy ch 0 │ work │ ProxyStep │ 0.000    │ 50.000 │", // the path names the track
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
