@@ -64,7 +64,7 @@ func viewerIndex(t *testing.T) string {
 		}
 		msg = fmt.Sprintf("GCCL_TRACE_VIEWER=%s holds no index.html, dist/release/index.html or package/dist/release/index.html", dir)
 	}
-	msg += fmt.Sprintf("; it names the speedscope viewer the trace is opened in: npm pack speedscope@%s && tar xzf speedscope-%s.tgz && export GCCL_TRACE_VIEWER=$PWD/package (.ci/run does this)", speedscopeVersion, speedscopeVersion)
+	msg += fmt.Sprintf("; it names the speedscope viewer the trace is opened in: npm pack speedscope@%s && tar xzf speedscope-%s.tgz && export GCCL_TRACE_VIEWER=$PWD/package (or GCCL_TRACE_VIEWER=$(.ci/trace-viewer.sh), which checks its sha512 and caches it, as .ci/run does)", speedscopeVersion, speedscopeVersion)
 	if browser.Required() {
 		t.Fatal(msg + "; GCCL_REQUIRE_BROWSER=1 asks for it")
 	}
@@ -126,12 +126,20 @@ func (s viewerState) profile() (name string, profiles int, ok bool) {
 }
 
 // listProfilesJS opens the toolbar's profile list (a hover on the
-// profile's name opens it) and returns the page's text lines.
+// profile's name opens it) and returns the page's text lines once the
+// list shows its first row ("1\tname\tweight"), or after 20 s.
 const listProfilesJS = `(function () {
   var sp = Array.from(document.querySelectorAll("span")).filter(function (e) { return /\(\d+\/\d+\)$/.test(e.textContent) && e.children.length > 0; });
   if (sp.length === 0) return [];
   sp[0].dispatchEvent(new MouseEvent("mouseover", {bubbles: true}));
-  return new Promise(function (done) { setTimeout(function () { done(document.body.innerText.split("\n")); }, 200); });
+  var start = Date.now();
+  return new Promise(function (done) {
+    (function poll() {
+      var lines = document.body.innerText.split("\n");
+      if (lines.some(function (l) { return l.indexOf("1\t") === 0; }) || Date.now() - start > 20000) { done(lines); return; }
+      setTimeout(poll, 50);
+    })();
+  });
 })()`
 
 // opened is what the browser saw of a trace opened in the viewer.
