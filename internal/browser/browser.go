@@ -25,6 +25,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/gccl/gccl/internal/syncbuf"
 )
 
 // Names are the executables Find tries, in order; GCCL_BROWSER names
@@ -85,7 +87,9 @@ type Browser struct {
 	msgs   chan message   // written by the reader goroutine, closed at EOF
 	events []message      // events seen while waiting for replies
 	next   int
-	stderr bytes.Buffer // written by exec's copier; read after Wait or for a message
+	// stderr is written by exec's copier goroutine and read by call for
+	// its error message while the browser may still write: syncbuf locks.
+	stderr syncbuf.Buffer
 }
 
 // Start runs the browser at bin, headless, on about:blank.
