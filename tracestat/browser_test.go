@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -346,15 +345,11 @@ func profileNames(t *testing.T, data []byte) []string {
 	return names
 }
 
-// nestingWarning is how speedscope's importer warns of events that do not
-// nest on their track: an end that matches no open event, or an event
-// still open at the end.
-var nestingWarning = regexp.MustCompile(`Tried to end|was still open at end of profile`)
-
 // problems lists why the viewer did not open the trace name cleanly with
-// the profiles want; none when it did. Nesting warnings count unless
-// allowNesting (see TestBrowserOpensTraces).
-func (o opened) problems(name string, want []string, allowNesting bool) []string {
+// the profiles want; none when it did. Every warning counts: speedscope
+// warns of events that do not nest on their track (an end that matches
+// no open event, an event still open at the end).
+func (o opened) problems(name string, want []string) []string {
 	var out []string
 	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
 	for _, e := range o.Seen.Errors {
@@ -364,9 +359,7 @@ func (o opened) problems(name string, want []string, allowNesting bool) []string
 		add("the viewer raised a dialog: %s", d)
 	}
 	for _, w := range o.Seen.Warnings {
-		if !allowNesting || !nestingWarning.MatchString(w) {
-			add("the viewer warned: %s", w)
-		}
+		add("the viewer warned: %s", w)
 	}
 	for _, u := range o.Seen.Remote() {
 		add("the page requested %s: it must request nothing beyond the machine", u)
@@ -403,26 +396,6 @@ func (o opened) problems(name string, want []string, allowNesting bool) []string
 	return out
 }
 
-// exactMicros returns the trace with every ts and dur multiplied by 1000
-// and rounded: whole numbers, which JavaScript adds exactly, so that
-// speedscope's nesting of the copy is the events' own, free of rounding.
-func exactMicros(t *testing.T, data []byte) []byte {
-	t.Helper()
-	f, err := tef.Read(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range f.TraceEvents {
-		e := &f.TraceEvents[i]
-		e.Ts, e.Dur = math.Round(e.Ts*1e3), math.Round(e.Dur*1e3)
-	}
-	var buf bytes.Buffer
-	if err := tef.Write(&buf, f); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
 // startViewerBrowser finds the viewer and the browser (or skips) and
 // starts the browser.
 func startViewerBrowser(t *testing.T) (*browser.Browser, string) {
@@ -443,15 +416,11 @@ func startViewerBrowser(t *testing.T) (*browser.Browser, string) {
 // or dialog and no request beyond the machine; the title names the file;
 // the toolbar counts one profile per (pid, tid) holding events and its
 // list names them as the metadata events do; the flame chart's canvas is
-// drawn and the screenshot is not blank.
-//
-// speedscope warns of events that do not nest where one event ends
-// exactly where another starts or ends: it adds ts and dur as JavaScript
-// numbers, and microseconds with three decimals (3400257837.622) are not
-// exact binary fractions, so two equal boundaries can come out an ulp
-// apart. Those warnings are allowed on the files as written; the same
-// traces in whole nanoseconds, which add exactly, must import with no
-// warning at all: the events nest.
+// drawn and the screenshot is not blank; and it warns of no event that
+// does not nest. (speedscope adds ts and dur as JavaScript numbers: with
+// microseconds in nanosecond decimals, 3400257837.622, two equal
+// boundaries came out an ulp apart and it warned of events overlapping;
+// gccl writes them on tef's grid of 1/1024 us, which adds exactly.)
 func TestBrowserOpensTraces(t *testing.T) {
 	b, index := startViewerBrowser(t)
 	traces := []struct {
@@ -464,7 +433,7 @@ func TestBrowserOpensTraces(t *testing.T) {
 	for _, tr := range traces {
 		want := profileNames(t, tr.data)
 		o := openTrace(t, b, index, tr.name, tr.data)
-		for _, p := range o.problems(tr.name, want, true) {
+		for _, p := range o.problems(tr.name, want) {
 			t.Errorf("%s: %s", tr.name, p)
 		}
 		v, size, err := browser.Blankness(o.PNG)
@@ -474,14 +443,8 @@ func TestBrowserOpensTraces(t *testing.T) {
 		if size.X < winW/2 || size.Y < winH/2 || v < 50 {
 			t.Errorf("%s: screenshot %v, grey-level variance %.1f: want about %dx%d and not blank", tr.name, size, v, winW, winH)
 		}
-		t.Logf("%s: %d profiles shown in %v; %d nesting warnings (rounding); screenshot %v, variance %.0f",
-			tr.name, len(want), o.Elapsed.Round(time.Millisecond), len(o.Seen.Warnings), size, v)
-
-		exact := "exact_" + tr.name
-		o = openTrace(t, b, index, exact, exactMicros(t, tr.data))
-		for _, p := range o.problems(exact, want, false) {
-			t.Errorf("%s: %s", exact, p)
-		}
+		t.Logf("%s: %d profiles shown in %v; screenshot %v, variance %.0f",
+			tr.name, len(want), o.Elapsed.Round(time.Millisecond), size, v)
 	}
 }
 
@@ -502,7 +465,7 @@ func TestBrowserTraceCheckCatchesBroken(t *testing.T) {
 	}
 	for _, c := range cases {
 		o := openTrace(t, b, index, c.name, []byte(c.data))
-		probs := o.problems(c.name, []string{"rank 0 (pid 0), channel 0 (tid 0)"}, false)
+		probs := o.problems(c.name, []string{"rank 0 (pid 0), channel 0 (tid 0)"})
 		if !strings.Contains(strings.Join(probs, "\n"), c.want) {
 			t.Errorf("%s: the check found %q, want a problem naming %q", c.name, probs, c.want)
 		}

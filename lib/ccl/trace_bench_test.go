@@ -23,9 +23,6 @@ func BenchmarkTraceOverhead(b *testing.B) {
 	for _, size := range []int{8, 1 << 20} {
 		for _, algo := range []string{"auto", "Ring"} {
 			for _, every := range []int{1, 32} {
-				if every > 1 && size > 8 {
-					continue
-				}
 				b.Run(fmt.Sprintf("size=%s/algo=%s/every=%d", sizeName(size), algo, every), func(b *testing.B) {
 					benchTraceOverhead(b, algo, size, every)
 				})

@@ -8,9 +8,9 @@
 //   - one track per channel: tid is the channel index; tid RankTrack holds
 //     what belongs to the rank as a whole (an operation from its call to its
 //     completion on this rank);
-//   - complete events ("ph":"X", ts and dur in microseconds with nanosecond
-//     decimals) of the categories below, nested by time on their track: an
-//     operation holds its steps, a step holds its waits;
+//   - complete events ("ph":"X", ts and dur in microseconds on the grid of
+//     1/1024 us, see Micros) of the categories below, nested by time on
+//     their track: an operation holds its steps, a step holds its waits;
 //   - args name the operation (seq: the same on every rank for one
 //     operation), the peer (the rank a step talks to, or a wait waits on),
 //     the bytes, the protocol and the algorithm.
@@ -58,7 +58,7 @@ const (
 )
 
 // Event is one trace event. Timestamps are microseconds (the format's
-// unit); gccl writes them with nanosecond decimals.
+// unit); gccl writes them on the grid of Micros.
 type Event struct {
 	Name string         `json:"name"`
 	Cat  string         `json:"cat,omitempty"`
@@ -82,13 +82,38 @@ type File struct {
 	OtherData       map[string]any `json:"otherData,omitempty"`
 }
 
-// Micros converts nanoseconds to the format's microseconds.
-func Micros(ns int64) float64 { return float64(ns) / 1e3 }
+// GridPerMicro is the fineness of the timestamps gccl writes: multiples of
+// 1/GridPerMicro us (0.98 ns). Such numbers are exact binary fractions, so
+// a viewer that adds ts and dur in floating point (speedscope does, in
+// JavaScript) lands exactly on the next event's ts where the two touch;
+// with nanosecond decimals (0.622 us is no binary fraction) it lands an
+// ulp off, and sees events that overlap without nesting.
+const GridPerMicro = 1024
+
+// Micros converts nanoseconds to the format's microseconds, on the grid:
+// the nearest multiple of 1/GridPerMicro us.
+func Micros(ns int64) float64 { return float64(gridTicks(ns)) / GridPerMicro }
+
+// gridTicks is ns in grid units, rounded to the nearest (ns * 1024/1000 =
+// ns * 128/125, split so that it cannot overflow).
+func gridTicks(ns int64) int64 {
+	q, r := ns/125, ns%125
+	t := q*128 + (r*128+62)/125
+	if r < 0 {
+		t = q*128 + (r*128-62)/125
+	}
+	return t
+}
+
+// OnGrid rounds microseconds to the grid.
+func OnGrid(us float64) float64 { return math.Round(us*GridPerMicro) / GridPerMicro }
 
 // Complete returns a complete event ("X") from start to start+dur, in
-// nanoseconds.
+// nanoseconds. Its end (Event.End) is exactly Micros(startNs+durNs), as
+// the start of an event that begins there is.
 func Complete(name, cat string, pid, tid int, startNs, durNs int64, args map[string]any) Event {
-	return Event{Name: name, Cat: cat, Ph: "X", Ts: Micros(startNs), Dur: Micros(durNs), Pid: pid, Tid: tid, Args: args}
+	ts := Micros(startNs)
+	return Event{Name: name, Cat: cat, Ph: "X", Ts: ts, Dur: Micros(startNs+durNs) - ts, Pid: pid, Tid: tid, Args: args}
 }
 
 // ProcessName and ThreadName are the metadata events that name a pid's
@@ -108,14 +133,25 @@ func SortIndex(pid, tid, index int) Event {
 }
 
 // Write writes f as JSON, one event a line (diffable, and streamable by
-// line-oriented tools).
+// line-oriented tools), its timestamps on the grid (Micros): an event read
+// from another tool's file, or shifted by a merge, is rounded to it, its
+// end to the grid point nearest its own end (where ends met starts in
+// nanosecond decimals, they meet exactly on the grid for timestamps up to
+// about 1e10 us, whose float errors stay far below the grid's spacing).
 func Write(w io.Writer, f *File) error {
 	bw := bufio.NewWriter(w)
 	if _, err := io.WriteString(bw, "{\"traceEvents\":[\n"); err != nil {
 		return err
 	}
 	for i := range f.TraceEvents {
-		b, err := json.Marshal(&f.TraceEvents[i])
+		e := f.TraceEvents[i]
+		if end := OnGrid(e.End()); e.Ph == "X" {
+			e.Ts = OnGrid(e.Ts)
+			e.Dur = end - e.Ts
+		} else {
+			e.Ts = OnGrid(e.Ts)
+		}
+		b, err := json.Marshal(&e)
 		if err != nil {
 			return fmt.Errorf("trace event %d (%s): %w", i, f.TraceEvents[i].Name, err)
 		}

@@ -2,7 +2,11 @@ package tef
 
 import (
 	"bytes"
+	"fmt"
 	"math"
+	"math/big"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -90,7 +94,7 @@ func TestWriteReadRoundTrip(t *testing.T) {
 	if len(g.TraceEvents) != len(f.TraceEvents) || g.DisplayTimeUnit != "ns" || g.OtherData["producer"] != "test" {
 		t.Fatalf("round trip: %+v", g)
 	}
-	if g.TraceEvents[4].Ts != 1.2 || g.TraceEvents[4].Dur != 0.5 || g.TraceEvents[4].Args[ArgOn] != "head" {
+	if g.TraceEvents[4].Ts != OnGrid(1.2) || g.TraceEvents[4].Dur != 0.5 || g.TraceEvents[4].Args[ArgOn] != "head" {
 		t.Fatalf("event 4 read back as %+v", g.TraceEvents[4])
 	}
 	if errs := Validate(g); errs != nil {
@@ -165,5 +169,75 @@ func TestLanes(t *testing.T) {
 	}
 	if k, _, _ := TrackOf(-5); k != TrackOther {
 		t.Errorf("TrackOf(-5) = %s", k)
+	}
+}
+
+// gridTicks rounds ns*1024/1000 to the nearest integer (halves away from
+// zero cannot occur: 125 is odd), without overflow, for any ns whose
+// result fits an int64 (|ns| up to 285 years).
+func TestGridTicks(t *testing.T) {
+	check := func(ns int64) {
+		want := new(big.Rat).SetFrac(new(big.Int).Mul(big.NewInt(ns), big.NewInt(128)), big.NewInt(125))
+		got := big.NewRat(gridTicks(ns), 1)
+		diff := new(big.Rat).Sub(got, want)
+		if diff.Abs(diff).Cmp(big.NewRat(1, 2)) > 0 {
+			t.Fatalf("gridTicks(%d) = %d, want %s rounded", ns, gridTicks(ns), want.FloatString(3))
+		}
+	}
+	for ns := int64(-3000); ns <= 3000; ns++ {
+		check(ns)
+	}
+	for _, ns := range []int64{1 << 62, -(1 << 62), math.MaxInt64 / 128 * 125, 3400257837622, -3400257837622} {
+		check(ns)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 100000 {
+		ns := r.Int64() >> (1 + r.IntN(62))
+		check(ns)
+		check(-ns)
+	}
+}
+
+// Where one event ends and the next starts at the same nanosecond, a
+// reader adding ts and dur in floating point (as a JavaScript viewer
+// does) lands exactly on the next ts: for events made by Complete, and
+// for another tool's events with nanosecond decimals once written.
+func TestGridEndsMeetStarts(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, base := range []int64{0, 3400257837622, 86400e9 * 30} {
+		ns := base
+		var made, decimal File
+		for i := range 20000 {
+			d := r.Int64N(100000)
+			made.TraceEvents = append(made.TraceEvents, Complete("e", CatStep, 0, i%2, ns, d, nil))
+			// Decimal microseconds, as NCCL's own plugins write them.
+			ts, _ := strconv.ParseFloat(strconv.FormatInt(ns/1000, 10)+"."+fmt.Sprintf("%03d", ns%1000), 64)
+			dur := float64(d) / 1e3
+			decimal.TraceEvents = append(decimal.TraceEvents, Event{Name: "e", Ph: "X", Ts: ts, Dur: dur, Tid: i % 2})
+			ns += d
+		}
+		files := map[string]*File{"Complete": &made, "decimal, written": &decimal}
+		if base > 1e13 {
+			// Decimals that large carry float errors near the grid's
+			// spacing (an ulp of 2.6e12 us is 4.9e-4 us): only Complete's
+			// integer nanoseconds land exactly.
+			delete(files, "decimal, written")
+		}
+		for name, f := range files {
+			var buf bytes.Buffer
+			if err := Write(&buf, f); err != nil {
+				t.Fatal(err)
+			}
+			g, err := Read(&buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 1; i < len(g.TraceEvents); i++ {
+				a, b := g.TraceEvents[i-1], g.TraceEvents[i]
+				if a.Ts+a.Dur != b.Ts {
+					t.Fatalf("%s, base %d ns: event %d ends at %v, event %d starts at %v", name, base, i-1, a.Ts+a.Dur, i, b.Ts)
+				}
+			}
+		}
 	}
 }

@@ -80,6 +80,13 @@ func readValid(t *testing.T, path string) *tef.File {
 	if errs := tef.Validate(f); errs != nil {
 		t.Fatalf("%s breaks the format's rules: %v", path, errs)
 	}
+	// The plugin writes gccl's grid (tef.Micros): ts and dur are exact
+	// multiples of 1/1024 us, as the file's text says them.
+	for _, e := range f.TraceEvents {
+		if e.Ph == "X" && (tef.OnGrid(e.Ts) != e.Ts || tef.OnGrid(e.Dur) != e.Dur) {
+			t.Fatalf("%s: event %s at ts %v dur %v: off the grid of 1/%d us", path, e.Name, e.Ts, e.Dur, tef.GridPerMicro)
+		}
+	}
 	return f
 }
 

@@ -620,11 +620,28 @@ static void putStr(struct out* o, const char* s) {
   put(o, "\"");
 }
 
-/* putMicros writes ns as microseconds with nanosecond decimals. */
-static void putMicros(struct out* o, long long ns) {
-  const char* sign = ns < 0 ? "-" : "";
-  unsigned long long a = ns < 0 ? (unsigned long long)(-ns) : (unsigned long long)ns;
-  put(o, "%s%llu.%03llu", sign, a / 1000, a % 1000);
+/*
+ * Timestamps are written on gccl's grid (lib/tef.Micros): multiples of
+ * 1/1024 us, exact binary fractions, so that a viewer adding ts and dur in
+ * floating point lands exactly on the next event's ts where they touch.
+ * gridTicks is ns * 1024/1000 rounded to the nearest; putTicks writes
+ * ticks/1024 exactly (ten decimals: 1/1024 = 0.0009765625).
+ */
+static long long gridTicks(long long ns) {
+  long long q = ns / 125, r = ns % 125;
+  return q * 128 + (r < 0 ? (r * 128 - 62) / 125 : (r * 128 + 62) / 125);
+}
+
+static void putTicks(struct out* o, long long t) {
+  const char* sign = t < 0 ? "-" : "";
+  unsigned long long a = t < 0 ? (unsigned long long)(-t) : (unsigned long long)t;
+  put(o, "%s%llu", sign, a >> 10);
+  if (a & 1023) {
+    char frac[16];
+    int n = snprintf(frac, sizeof frac, "%010llu", (a & 1023) * 9765625ULL);
+    while (n > 0 && frac[n - 1] == '0') frac[--n] = 0;
+    put(o, ".%s", frac);
+  }
 }
 
 static int typeSize(const char* dtype) {
@@ -684,9 +701,10 @@ static void putEvent(struct out* o, const struct ctx* c, const struct item* x, i
   put(o, ",\n{\"name\":");
   putStr(o, name);
   put(o, ",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":", cat);
-  putMicros(o, x->start - c->base);
+  long long t0 = gridTicks(x->start - c->base), t1 = gridTicks(x->end - c->base);
+  putTicks(o, t0);
   put(o, ",\"dur\":");
-  putMicros(o, x->end - x->start);
+  putTicks(o, t1 - t0);
   put(o, ",\"pid\":%d,\"tid\":%d,\"args\":{", c->rank, x->tid);
   switch (e->kind) {
     case kGroup: put(o, "\"nccl\":\"Group\""); break;
