@@ -68,7 +68,8 @@ type Options struct {
 	CPUProfile                      string // --cpuprofile: a pprof CPU profile of each process
 	Trace                           string // --trace: a Go execution trace of each process
 	StepTrace                       string // --trace-steps: the embedded stack's step timeline (steps.go)
-	TraceEvery                      int    // --trace-every: record one operation in this many
+	TraceEvery                      int    // --trace-every: record one operation in this many; 0 auto (autoTraceEvery)
+	traceEverySet                   bool   // --trace-every was given
 	Average                         int    // -a
 	PerIter                         int    // -I
 	Bitwise                         int    // -K
@@ -138,7 +139,7 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	fs.SetOutput(stderr)
 	fs.SortFlags = false
 	var minB, maxB, stepB, sizeList, op, dt, root string
-	var protos, algos, channels, buffs, precision, configList, backend string
+	var protos, algos, channels, buffs, precision, configList, backend, traceEvery string
 	fs.IntVarP(&o.Threads, "nthreads", "t", 1, "threads per process")
 	fs.IntVarP(&o.RanksPerThread, "ngpus", "g", 1, "ranks per thread (GPUs per thread in nccl-tests)")
 	fs.IntVar(&o.RanksPerHost, "ranks-per-host", 0, "group the ranks into hosts of this many ranks, as if on separate machines (trees and the cost model see hosts); 0 = one host")
@@ -194,7 +195,7 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	fs.BoolVar(&o.Netns, "netns", false, "with --hosts: run each host in a network namespace of its own (its own TCP/IP stack, a veth link to a bridge), built for the run and removed after it; needs root and iproute2")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile (go tool pprof) of the run to this file; with --np each process writes FILE.<process>")
 	fs.StringVar(&o.Trace, "trace", "", "write a Go execution trace (go tool trace) of the run to this file; with --np each process writes FILE.<process>")
-	fs.IntVar(&o.TraceEvery, "trace-every", 1, "with --trace-steps, record one operation in N: those whose position in the communicator's stream is a multiple of N, the same on every rank. A recorded operation costs 0.2-0.8 us more; where operations take a few us (8 B to a few KiB), 32 keeps the run's cost under 5%")
+	fs.StringVar(&traceEvery, "trace-every", "auto", "with --trace-steps, record one operation in N: those whose position in the communicator's stream is a multiple of N, the same on every rank. A recorded operation costs 0.2-0.8 us more, too much where operations take a few us; auto samples by size: 64 up to 4 KiB, halving as the size doubles, every operation from 256 KiB (the file's otherData says which); 1 records every operation")
 	fs.StringVar(&o.StepTrace, "trace-steps", "", "write the step timeline to this file: Trace Event Format JSON that trace viewers open (Perfetto, speedscope; tune trace reads it), one process per rank, one track per channel and one for the rank's calls, holding each operation, its steps (primitive, peers, bytes, protocol) and its waits (on what, on whom). It records the timed iterations of every size and placement, not the warmup, up to 4096 events a channel each (the first ones; the file's otherData counts the rest): use it on a few sizes. With --np each process writes FILE.<process>, its clock aligned to process 0's through the bootstrap, and process 0 merges them into FILE. With --backend nccl, NCCL records it through gccl's NCCL profiler plugin (built with cc; collectives, kernel channels, proxy operations, their steps and waits; GCCL_PROFILER_MASK picks fewer), each rank writing into FILE.nccl/, merged into FILE after the run")
 	fs.BoolVar(&o.ShowVersion, "version", false, "print the version (gccl, nccl-tests compatibility, Go, build revision) and exit")
 	fs.StringVar(&o.Plot, "plot", "", "write the busBW curves of this run (out-of-place, one per configuration) to this image: .png, .svg or .pdf (never overwrites: --force)")
@@ -261,6 +262,10 @@ func parseOptions(prog string, args []string, stderr io.Writer) (*Options, error
 	if o.BuffSizes, err = parseBuffSizes(buffs); err != nil {
 		return nil, err
 	}
+	if o.TraceEvery, err = parseTraceEvery(traceEvery); err != nil {
+		return o, err
+	}
+	o.traceEverySet = fs.Changed("trace-every")
 	if o.ConfigList, err = parseConfigList(configList); err != nil {
 		return nil, err
 	}
@@ -347,18 +352,15 @@ func (o *Options) validate() error {
 			return usagef("--tuning-file: %v", err)
 		}
 	}
-	if o.TraceEvery < 1 {
-		return usagef("--trace-every %d: want 1 to record every operation, or N to record one in N", o.TraceEvery)
-	}
-	if o.TraceEvery != 1 && o.StepTrace == "" {
-		return usagef("--trace-every %d samples the step timeline: give --trace-steps FILE too", o.TraceEvery)
+	if o.traceEverySet && o.StepTrace == "" {
+		return usagef("--trace-every samples the step timeline: give --trace-steps FILE too")
 	}
 	if o.StepTrace != "" && o.Cycles == 0 {
 		return usagef("--trace-steps writes its file when the run ends; -N 0 runs until stopped, and a stopped run writes none: give -N a number of cycles")
 	}
 	if o.Backend == BackendNCCL {
-		if o.TraceEvery != 1 {
-			return usagef("--trace-every %d samples the embedded stack's timeline; NCCL's profiler plugin records every operation (GCCL_PROFILER_MASK and GCCL_PROFILER_EVENTS make it cheaper): use --trace-every 1", o.TraceEvery)
+		if o.traceEverySet && o.TraceEvery != 1 {
+			return usagef("--trace-every samples the embedded stack's timeline; NCCL's profiler plugin records every operation (GCCL_PROFILER_MASK and GCCL_PROFILER_EVENTS make it cheaper): drop --trace-every, or give 1")
 		}
 		if o.StepTrace != "" {
 			// NCCL's ranks write their files through gccl's profiler

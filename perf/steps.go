@@ -43,10 +43,11 @@ type stepTrace struct {
 	path   string // this process's file: FILE, or FILE.<process> in a job
 	merged string // FILE, which process 0 of a job merges into; "" otherwise
 	prog   string
-	every  int // --trace-every: one operation in every recorded
+	every  int // --trace-every: one operation in every recorded; 0 by size (autoTraceEvery)
 
-	mu    sync.Mutex
-	snaps map[int]*steptrace.Snapshot // by rank; guarded by mu (threads record their own ranks)
+	mu      sync.Mutex
+	snaps   map[int]*steptrace.Snapshot // by rank; guarded by mu (threads record their own ranks)
+	sampled map[int64]int               // the N of each size's rows (bytes); guarded by mu
 
 	written bool // write succeeded; the engine's goroutine's
 }
@@ -57,7 +58,7 @@ func openStepTrace(path, prog string, every int, j *job) (*stepTrace, error) {
 	if path == "" {
 		return nil, nil
 	}
-	s := &stepTrace{path: path, prog: prog, every: every, snaps: map[int]*steptrace.Snapshot{}}
+	s := &stepTrace{path: path, prog: prog, every: every, snaps: map[int]*steptrace.Snapshot{}, sampled: map[int64]int{}}
 	if j != nil && j.procs > 1 {
 		s.path = path + "." + strconv.Itoa(j.proc)
 		if j.proc == 0 {
@@ -108,14 +109,22 @@ func tracers(cs []Comm) ([]stepTracer, error) {
 	return ts, nil
 }
 
-// start turns the ranks' timelines on: no operation of cs is in flight.
-func (s *stepTrace) start(cs []Comm) error {
+// start turns the ranks' timelines on for a row of bytes: no operation
+// of cs is in flight.
+func (s *stepTrace) start(cs []Comm, bytes int64) error {
 	ts, err := tracers(cs)
 	if err != nil {
 		return err
 	}
+	every := s.every
+	if every == 0 {
+		every = autoTraceEvery(bytes)
+	}
+	s.mu.Lock()
+	s.sampled[bytes] = every
+	s.mu.Unlock()
 	for _, t := range ts {
-		if err := t.SampleTrace(s.every); err != nil {
+		if err := t.SampleTrace(every); err != nil {
 			return err
 		}
 		if err := t.StartTrace(stepsPerTrack); err != nil {
@@ -173,8 +182,9 @@ func (s *stepTrace) write(j *job) error {
 	}
 	extra := map[string]any{"program": s.prog,
 		"recorded": "the timed iterations of every size and placement, not the warmup"}
-	if s.every > 1 {
-		extra["sampled"] = fmt.Sprintf("one operation in %d: those at stream positions that are multiples of %d", s.every, s.every)
+	if every := s.sampledBySize(); every != nil {
+		extra["sampled"] = "one operation in N, N by the row's bytes in trace_every: those at stream positions that are multiples of N, the same on every rank"
+		extra["trace_every"] = every
 	}
 	if j != nil {
 		extra["process"], extra["processes"] = j.proc, j.procs
@@ -194,6 +204,25 @@ func (s *stepTrace) write(j *job) error {
 	}
 	s.written = err == nil
 	return err
+}
+
+// sampledBySize is each row size's N ("8": 64), or nil when every size
+// recorded every operation.
+func (s *stepTrace) sampledBySize() map[string]int {
+	var out map[string]int
+	for _, n := range s.sampled {
+		if n > 1 {
+			out = map[string]int{}
+			break
+		}
+	}
+	if out == nil {
+		return nil
+	}
+	for b, n := range s.sampled {
+		out[strconv.FormatInt(b, 10)] = n
+	}
+	return out
 }
 
 // mergeStepFiles joins path.0 ... path.<procs-1> into path.
@@ -254,4 +283,41 @@ func alignClock(j *job) (steptrace.Clock, error) {
 		c.OffsetNs, c.BoundNs = off-off0, bound+bound0
 	}
 	return c, nil
+}
+
+// parseTraceEvery reads --trace-every: "auto" (0: autoTraceEvery by size)
+// or N >= 1.
+func parseTraceEvery(s string) (int, error) {
+	if s == "auto" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, usagef("--trace-every %q: want auto (sampled by size), 1 to record every operation, or N to record one in N", s)
+	}
+	return n, nil
+}
+
+// Sampling by size (--trace-every auto): a recorded operation costs
+// 0.2-0.8 us (docs/PERFORMANCE.md, step timelines), under 2% of one that
+// takes 40 us or more, as the embedded stack's operations of
+// fullTraceBytes do on a 2-core VM and a 16-core Xeon; smaller ones are
+// recorded one in as many as their size fits in it, up to maxAutoEvery,
+// in powers of two so that every size's recorded positions are a subset
+// of a smaller one's.
+const (
+	fullTraceBytes = 256 << 10
+	maxAutoEvery   = 64
+)
+
+// autoTraceEvery is --trace-every auto's N for a row of bytes: the least
+// power of two of at least fullTraceBytes/bytes, from 1 to maxAutoEvery.
+// It depends on the size alone, so every rank of every process picks the
+// same.
+func autoTraceEvery(bytes int64) int {
+	every := 1
+	for every < maxAutoEvery && int64(every)*bytes < fullTraceBytes {
+		every *= 2
+	}
+	return every
 }

@@ -37,9 +37,10 @@ func callsPerRank(f *tef.File) map[int]int {
 	return n
 }
 
-// TestTraceStepsOneProcess: --trace-steps writes one valid file holding
-// every rank of the process, and on each rank's calls track exactly the
-// timed iterations (sizes x placements x -n), not the warmup.
+// TestTraceStepsOneProcess: --trace-steps (--trace-every 1) writes one
+// valid file holding every rank of the process, and on each rank's calls
+// track exactly the timed iterations (sizes x placements x -n), not the
+// warmup.
 func TestTraceStepsOneProcess(t *testing.T) {
 	for _, tc := range []struct {
 		tt   *Test
@@ -53,7 +54,7 @@ func TestTraceStepsOneProcess(t *testing.T) {
 	} {
 		t.Run(tc.tt.Collective, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "steps.json")
-			r := runPerf(t, tc.tt, args(tc.args, []string{"-b", "8", "-e", "32K", "-f", "64", "-n", "3", "-w", "2", "--trace-steps", path})...)
+			r := runPerf(t, tc.tt, args(tc.args, []string{"-b", "8", "-e", "32K", "-f", "64", "-n", "3", "-w", "2", "--trace-every", "1", "--trace-steps", path})...)
 			if r.code != 0 {
 				t.Fatalf("exit %d: %s", r.code, r.stderr)
 			}
@@ -179,19 +180,75 @@ func TestTraceStepsSampled(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(fmt.Sprint(f.OtherData["sampled"]), "one operation in 4") {
+	if fmt.Sprint(f.OtherData["trace_every"]) != "map[8:4]" || !strings.Contains(fmt.Sprint(f.OtherData["sampled"]), "one operation in N") {
 		t.Errorf("otherData %v: want the sampling said", f.OtherData)
 	}
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"--trace-every", "0", "--trace-steps", "x.json"}, "--trace-every 0"},
+		{[]string{"--trace-every", "0", "--trace-steps", "x.json"}, `--trace-every "0": want auto`},
+		{[]string{"--trace-every", "often", "--trace-steps", "x.json"}, `--trace-every "often": want auto`},
 		{[]string{"--trace-every", "8"}, "give --trace-steps"},
 		{[]string{"--backend", "nccl", "--trace-every", "8", "--trace-steps", "x.json"}, "NCCL's profiler plugin records every operation"},
 	} {
 		if _, err := parseOptions("all_reduce_perf", tc.args, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want an error saying %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// autoTraceEvery: 64 up to 4 KiB, halving as the size doubles, 1 from
+// 256 KiB; always a power of two (the positions a size records are a
+// subset of a smaller size's).
+func TestAutoTraceEvery(t *testing.T) {
+	for _, tc := range []struct {
+		bytes int64
+		want  int
+	}{{0, 64}, {1, 64}, {8, 64}, {4 << 10, 64}, {4<<10 + 1, 64}, {5 << 10, 64}, {8 << 10, 32}, {12 << 10, 32},
+		{16 << 10, 16}, {64 << 10, 4}, {128 << 10, 2}, {200 << 10, 2}, {256 << 10, 1}, {1 << 20, 1}, {1 << 40, 1}} {
+		if got := autoTraceEvery(tc.bytes); got != tc.want {
+			t.Errorf("autoTraceEvery(%d) = %d, want %d", tc.bytes, got, tc.want)
+		}
+	}
+	for b := int64(1); b <= 1<<20; b += 97 {
+		n := autoTraceEvery(b)
+		if n&(n-1) != 0 || n < 1 || n > maxAutoEvery || (n < maxAutoEvery && int64(n)*b < fullTraceBytes) || (n > 1 && int64(n/2)*b >= fullTraceBytes) {
+			t.Fatalf("autoTraceEvery(%d) = %d: want the least power of two with N*bytes >= %d, at most %d", b, n, fullTraceBytes, maxAutoEvery)
+		}
+	}
+}
+
+// TestTraceStepsAuto: by default (--trace-every auto) the 8 B rows record
+// one operation in 64 and the 256 KiB rows every one, on every rank, and
+// otherData says so.
+func TestTraceStepsAuto(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "steps.json")
+	r := runPerf(t, AllReduce, "-t", "2", "-b", "8", "-e", "256K", "-f", "32768", "-n", "128", "-w", "2", "--trace-steps", path)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	f := readValidTrace(t, path)
+	rows := map[int]map[float64]int{} // rank -> bytes -> operations
+	for _, e := range f.TraceEvents {
+		if e.Ph == "X" && e.Tid == tef.RankTrack {
+			b, _ := e.Args[tef.ArgBytes].(float64)
+			if rows[e.Pid] == nil {
+				rows[e.Pid] = map[float64]int{}
+			}
+			rows[e.Pid][b]++
+		}
+	}
+	want := map[float64]int{8: 2 * 2, 256 << 10: 2 * 128} // placements x (128/64, 128/1)
+	if len(rows) != 2 {
+		t.Fatalf("ranks %v, want 2", rows)
+	}
+	for rank, got := range rows {
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("rank %d: operations by bytes %v, want %v", rank, got, want)
+		}
+	}
+	if got := fmt.Sprint(f.OtherData["trace_every"]); got != "map[262144:1 8:64]" {
+		t.Errorf("otherData trace_every %s, want 8 B sampled 1 in 64, 256 KiB all", got)
 	}
 }

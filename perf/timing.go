@@ -72,7 +72,7 @@ func (r *runner) timeThread(th int, p point, inPlace bool, seed uint64, warm boo
 		return r.timed(cs, p, inPlace, seed, iters)
 	}
 	// --trace-steps records the timed iterations alone.
-	if err := r.steps.start(cs); err != nil {
+	if err := r.steps.start(cs, p.bytes); err != nil {
 		return fail(err)
 	}
 	res := r.timed(cs, p, inPlace, seed, iters)

@@ -14,7 +14,7 @@ for _ in $(seq "$P"); do
   for v in off e1 e32; do
     case $v in
       off) a=() ;;
-      e1) a=(--trace-steps "$D/t.json") ;;
+      e1) a=(--trace-steps "$D/t.json" --trace-every 1) ;;
       e32) a=(--trace-steps "$D/t.json" --trace-every 32) ;;
     esac
     echo "8B $v $("$B" -g 2 -b 8 -e 8 -n 4000 -w 400 -c 0 "${a[@]}" | awk '$1==8 {print $6}')"
@@ -22,7 +22,7 @@ for _ in $(seq "$P"); do
   for v in off e1; do
     case $v in
       off) a=() ;;
-      e1) a=(--trace-steps "$D/t.json") ;;
+      e1) a=(--trace-steps "$D/t.json" --trace-every 1) ;;
     esac
     echo "1M $v $("$B" -g 2 -b 1M -e 1M -n 200 -w 20 -c 0 "${a[@]}" | awk '$1==1048576 {print $6}')"
   done
