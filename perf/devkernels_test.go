@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gccl/gccl/lib/ccl"
 	"github.com/gccl/gccl/lib/reduce"
 	"github.com/gccl/gccl/results"
 )
@@ -196,7 +197,7 @@ func TestDeviceKernelCheckBites(t *testing.T) {
 			k := devKernels[coll.Collective][1]
 			saved := *k
 			t.Cleanup(func() { *k = saved })
-			k.coop = lsaCoop(nil, func(c *coop) {})
+			k.coop = lsaCoop(nil, func(c *coop) {}, nil)
 			r := runPerf(t, coll, "-R", "2", "-D", "1", "-V", "2", "-g", "3", "-b", "1K", "-e", "1K", "-n", "1", "-w", "0")
 			if r.code != exitDataError || !strings.Contains(r.stdout, "Out of bounds values") || strings.Contains(r.stdout, "values : 0 OK") {
 				t.Errorf("a kernel that stores nothing: exit %d, want %d and wrong elements:\n%s%s", r.code, exitDataError, r.stdout, r.stderr)
@@ -329,4 +330,35 @@ func TestDeviceNP(t *testing.T) {
 		})
 	}
 	noSegmentsLeft(t, dir)
+}
+
+// The idle coops skip their barriers: allReduceIdle and alltoAllIdle say a
+// coop is idle exactly when its share is empty on every rank, for counts
+// around the cache line, every type size, rank count and coop count.
+func TestIdleCoops(t *testing.T) {
+	for _, dt := range []reduce.DataType{reduce.Int8, reduce.Float16, reduce.Float32, reduce.Float64} {
+		for n := 1; n <= 5; n++ {
+			for v := 1; v <= 17; v += 4 {
+				for count := 0; count <= 300; count += 7 {
+					l := &devLaunch{count: count, dt: dt}
+					for k := range v {
+						busyAR, busyA2A := false, false
+						var idleAR, idleA2A bool
+						for rank := range n {
+							c := &coop{k: k, l: l, r: &devRank{v: v, peerRecv: make([][]byte, n), d: &ccl.DevComm{LsaRank: rank}}}
+							lo, hi := c.allReduceShare()
+							busyAR = busyAR || lo < hi
+							lo, hi = split(count, dt.Size(), k, v)
+							busyA2A = busyA2A || lo < hi
+							idleAR, idleA2A = allReduceIdle(c), alltoAllIdle(c)
+						}
+						if idleAR == busyAR || idleA2A == busyA2A {
+							t.Fatalf("%v count %d, %d ranks, coop %d of %d: allReduceIdle %v (a share busy: %v), alltoAllIdle %v (busy: %v)",
+								dt, count, n, k, v, idleAR, busyAR, idleA2A, busyA2A)
+						}
+					}
+				}
+			}
+		}
+	}
 }
