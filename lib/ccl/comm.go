@@ -18,6 +18,7 @@ import (
 
 	"github.com/gccl/gccl/lib/board"
 	"github.com/gccl/gccl/lib/cpuset"
+	"github.com/gccl/gccl/lib/hostload"
 	"github.com/gccl/gccl/lib/prims"
 	"github.com/gccl/gccl/lib/proto"
 	"github.com/gccl/gccl/lib/reduce"
@@ -67,6 +68,10 @@ type world struct {
 	procs      int                                // processors the model assumes: GOMAXPROCS at InitAll, or the host's across processes
 	spinProcs  int                                // processors the waits assume (planSpin): procs, or fewer (see spinProcs)
 	foldProcs  int                                // across processes: the runners this process's ranks fold past (world.drivers)
+	// load tells how many of the processors other programs keep busy
+	// (freeProcs): the process's sampler for a world of one process; nil
+	// across processes, whose siblings' time it would count as others'.
+	load *hostload.Sampler
 	geom       [proto.NumProtocols][4][2]geometry // [proto][log2 elt][chunkSteps/4]
 
 	mu       sync.Mutex // guards conns and closers
@@ -188,6 +193,7 @@ func InitAll(n int, cfg Config) ([]*Comm, error) {
 		ranks[r] = r
 	}
 	w := newWorld(n, set, peers, usableProcs(runtime.GOMAXPROCS(0), cpuCount()), cpuset.CountCores(cpuset.CoreIDs(cpuset.Affinity())))
+	w.load = processLoad()
 	w.start(ranks, nil)
 	return w.comms, nil
 }

@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/gccl/gccl/lib/cpuset"
+	"github.com/gccl/gccl/lib/hostload"
 	"github.com/gccl/gccl/lib/proto"
 )
 
@@ -105,12 +108,35 @@ var liveRanks atomic.Int64
 
 // freeProcs is the processors a plan of w may count on: w's spinProcs,
 // less one for each rank of the process's other live worlds, whose
-// runners share them. Without it, 16 worlds of 2-8 ranks (TestMatrix's
-// parallel cells) on 16 cores each counted all 16 and spun 2 ms per wait
-// with their peers off the processors: not one cell finished in 130 s.
+// runners share them, and less those other programs keep busy (w.load).
+// Without the first, 16 worlds of 2-8 ranks (TestMatrix's parallel cells)
+// on 16 cores each counted all 16 and spun 2 ms per wait with their peers
+// off the processors: not one cell finished in 130 s. Without the second,
+// a busy loop of another program on one of 2 cores made 2 ranks spin as
+// if each had a core, and wait out the system's time slices instead:
+// 8 B allreduce 0.8 -> 30-50 us (docs/PERFORMANCE.md, "A busy host").
 func (w *world) freeProcs() int {
 	others := int(liveRanks.Load()) - len(w.local)
-	return max(w.spinProcs-max(others, 0), 1)
+	return max(w.spinProcs-max(others, 0)-w.load.Taken(), 1)
+}
+
+// hostLoad is the process's sampler of the load other programs put on
+// its processors, while it has live ranks: started by the first world
+// of one process, ended when the last rank is released.
+var hostLoad struct {
+	mu sync.Mutex // guards s
+	s  *hostload.Sampler
+}
+
+// processLoad returns the process's running sampler, starting one when
+// none runs.
+func processLoad() *hostload.Sampler {
+	hostLoad.mu.Lock()
+	defer hostLoad.mu.Unlock()
+	if s := hostLoad.s; s == nil || s.Stopped() {
+		hostLoad.s = hostload.Start(cpuset.Affinity(), hostload.Interval, func() bool { return liveRanks.Load() > 0 })
+	}
+	return hostLoad.s
 }
 
 // boardSpin is how the one-shot fast path's waits spin: one runner per
