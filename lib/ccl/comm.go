@@ -65,14 +65,15 @@ type world struct {
 	abort *proto.Abort
 
 	transports []transport.Transport
-	procs      int // processors the model assumes: GOMAXPROCS at InitAll, or the host's across processes
-	spinProcs  int // processors the waits assume (planSpin): procs, or fewer (see spinProcs)
-	foldProcs  int // across processes: the runners this process's ranks fold past (world.drivers)
+	procs      int                                // processors the model assumes: GOMAXPROCS at InitAll, or the host's across processes
+	spinProcs  int                                // processors the waits assume (planSpin): procs, or fewer (see spinProcs)
+	foldProcs  int                                // across processes: the runners this process's ranks fold past (world.drivers)
+	geom       [proto.NumProtocols][4][2]geometry // [proto][log2 elt][chunkSteps/4]
+
 	// load tells how many of the processors other programs keep busy
 	// (freeProcs): the process's sampler for a world of one process; nil
 	// across processes, whose siblings' time it would count as others'.
 	load *hostload.Sampler
-	geom [proto.NumProtocols][4][2]geometry // [proto][log2 elt][chunkSteps/4]
 
 	mu       sync.Mutex // guards conns and closers
 	conns    map[connKey]*ends
