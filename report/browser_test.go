@@ -17,21 +17,6 @@ import (
 // exception, log entry and request while the page loads, then measures
 // every <svg> and <img> and takes a screenshot.
 
-// findBrowser returns a Chromium to run, or skips the test naming what
-// it looked for. With GCCL_REQUIRE_BROWSER=1 (CI sets it, having
-// installed chromium) a missing browser fails the test instead.
-func findBrowser(t *testing.T) string {
-	t.Helper()
-	bin, err := browser.Find()
-	if err != nil {
-		if browser.Required() {
-			t.Fatal(err.Error() + "; GCCL_REQUIRE_BROWSER=1 asks for one")
-		}
-		t.Skip(err.Error())
-	}
-	return bin
-}
-
 // Window size of the browser, CSS pixels.
 const winW, winH = 1280, 1600
 
@@ -110,7 +95,7 @@ func blankness(t *testing.T, b []byte) (variance float64, size image.Point) {
 // beyond the file itself; every chart renders with a size; the tables
 // sort; the screenshot is a picture, not a blank page.
 func TestBrowserRendersReport(t *testing.T) {
-	bin := findBrowser(t)
+	bin := browser.FindForTest(t)
 	p := synthPage(200, 100)
 	p.Gate = &GateTable{Baseline: "ci/baseline/embedded.jsonl", Candidate: "run 100", Unit: "GB/s",
 		Rows: []GateRow{{Key: "allreduce float sum auto/auto/auto 4 ranks 1M out-of-place", Baseline: 10, Candidate: 9.1, Change: -0.09, PValue: 0.002, Verdict: "regression"}}}
@@ -169,7 +154,7 @@ func TestBrowserRendersReport(t *testing.T) {
 // elsewhere, and a blank screenshot reads as blank: the test above can
 // fail.
 func TestBrowserCheckCatchesErrors(t *testing.T) {
-	bin := findBrowser(t)
+	bin := browser.FindForTest(t)
 	path := filepath.Join(t.TempDir(), "broken.html")
 	const broken = `<!DOCTYPE html><html><head><title>broken</title></head><body>
 <img src="data:image/png;base64,AAAA" width="0" height="0">

@@ -71,20 +71,6 @@ func viewerIndex(t *testing.T) string {
 	return ""
 }
 
-// findBrowser returns a Chromium to run, or skips the test (fails it
-// with GCCL_REQUIRE_BROWSER=1).
-func findBrowser(t *testing.T) string {
-	t.Helper()
-	bin, err := browser.Find()
-	if err != nil {
-		if browser.Required() {
-			t.Fatal(err.Error() + "; GCCL_REQUIRE_BROWSER=1 asks for one")
-		}
-		t.Skip(err.Error())
-	}
-	return bin
-}
-
 // viewerState is what the viewer's page shows.
 type viewerState struct {
 	Title  string   `json:"title"`
@@ -401,7 +387,7 @@ func (o opened) problems(name string, want []string) []string {
 func startViewerBrowser(t *testing.T) (*browser.Browser, string) {
 	t.Helper()
 	index := viewerIndex(t)
-	bin := findBrowser(t)
+	bin := browser.FindForTest(t)
 	b, err := browser.Start(bin, browser.Options{Width: winW, Height: winH, ProfileDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

@@ -1,8 +1,7 @@
 package tracestat
 
 import (
-	"compress/gzip"
-	"os"
+	"bytes"
 	"strings"
 	"testing"
 
@@ -15,16 +14,7 @@ import (
 // and the summary finds its four ranks' operation, the proxy operations'
 // steps and the waits with the peers they name.
 func TestRealNCCLTrace(t *testing.T) {
-	in, err := os.Open("testdata/nccl_net_op.json.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	zr, err := gzip.NewReader(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := tef.Read(zr)
+	f, err := tef.Read(bytes.NewReader(ncclTrace(t)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/gccl/gccl/internal/syncbuf"
@@ -57,6 +58,20 @@ func Find() (string, error) {
 // installed what the browser tests need, so that their absence fails
 // those tests instead of skipping them.
 func Required() bool { return os.Getenv("GCCL_REQUIRE_BROWSER") == "1" }
+
+// FindForTest returns a Chromium to run, or skips the test naming what it
+// looked for; with GCCL_REQUIRE_BROWSER=1 a missing browser fails it.
+func FindForTest(t testing.TB) string {
+	t.Helper()
+	bin, err := Find()
+	if err != nil {
+		if Required() {
+			t.Fatal(err.Error() + "; GCCL_REQUIRE_BROWSER=1 asks for one")
+		}
+		t.Skip(err.Error())
+	}
+	return bin
+}
 
 // Options are the browser's window and its profile.
 type Options struct {
