@@ -71,9 +71,11 @@ type world struct {
 	geom       [proto.NumProtocols][4][2]geometry // [proto][log2 elt][chunkSteps/4]
 
 	// load tells how many of the processors other programs keep busy
-	// (freeProcs): the process's sampler for a world of one process; nil
-	// across processes, whose siblings' time it would count as others'.
-	load *hostload.Sampler
+	// (freeProcs): the process's sampler for a world of one process, the
+	// world's own across processes (the job's processes on this host
+	// counted as its own, set once the job has started). Set by InitAll
+	// or the job's set-up; read by every plan.
+	load atomic.Pointer[hostload.Sampler]
 
 	mu       sync.Mutex // guards conns and closers
 	conns    map[connKey]*ends
@@ -194,7 +196,7 @@ func InitAll(n int, cfg Config) ([]*Comm, error) {
 		ranks[r] = r
 	}
 	w := newWorld(n, set, peers, usableProcs(runtime.GOMAXPROCS(0), cpuCount()), cpuset.CountCores(cpuset.CoreIDs(cpuset.Affinity())))
-	w.load = processLoad()
+	w.load.Store(processLoad())
 	w.start(ranks, nil)
 	return w.comms, nil
 }
@@ -401,6 +403,17 @@ func (c *Comm) Destroy() error {
 		return nil // the abort was reported by the operations that saw it
 	}
 	return err
+}
+
+// live says the world's ranks are in use: not yet all released, not
+// aborted. Its sampler (w.load) stops when it says no.
+func (w *world) live() bool {
+	if w.abort.Aborted() {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.released < len(w.local)
 }
 
 // release is called by each local communicator's Destroy once its

@@ -117,7 +117,7 @@ var liveRanks atomic.Int64
 // 8 B allreduce 0.8 -> 30-50 us (docs/PERFORMANCE.md, "A busy host").
 func (w *world) freeProcs() int {
 	others := int(liveRanks.Load()) - len(w.local)
-	return max(w.spinProcs-max(others, 0)-w.load.Taken(), 1)
+	return max(w.spinProcs-max(others, 0)-w.load.Load().Taken(), 1)
 }
 
 // hostLoad is the process's sampler of the load other programs put on
@@ -134,7 +134,7 @@ func processLoad() *hostload.Sampler {
 	hostLoad.mu.Lock()
 	defer hostLoad.mu.Unlock()
 	if s := hostLoad.s; s == nil || s.Stopped() {
-		hostLoad.s = hostload.Start(cpuset.Affinity(), hostload.Interval, func() bool { return liveRanks.Load() > 0 })
+		hostLoad.s = hostload.Start(cpuset.Affinity(), nil, hostload.Interval, func() bool { return liveRanks.Load() > 0 })
 	}
 	return hostLoad.s
 }

@@ -2,6 +2,7 @@ package ccl
 
 import (
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -233,7 +234,7 @@ func TestOtherWorldsTakeProcessors(t *testing.T) {
 	// Play a 16-processor host, plus one for each rank that earlier
 	// tests left alive.
 	a[0].w.spinProcs = 16 + int(liveRanks.Load()) - len(a)
-	a[0].w.load = nil // what other programs take is not this test's
+	a[0].w.load.Store(nil) // what other programs take is not this test's
 	spinOf := func() time.Duration {
 		perRank(a, func(c *Comm) {
 			b := make([]byte, 64)
@@ -258,5 +259,30 @@ func TestOtherWorldsTakeProcessors(t *testing.T) {
 	}
 	if got := spinOf(); got != longSpinFor {
 		t.Errorf("after the other world's Destroy: spin %v, want %v", got, longSpinFor)
+	}
+}
+
+// jobPidsBeside: the job's processes on this host that may run on this
+// process's processors count as the job's own time; those on other hosts,
+// bound to other processors, or this process itself do not.
+func TestJobPidsBeside(t *testing.T) {
+	procs := []bootstrap.ProcInfo{
+		{HostID: "a", Pid: 100}, // self
+		{HostID: "a", Pid: 101}, // same host, processors unknown
+		{HostID: "a", Pid: 102}, // same host, bound elsewhere
+		{HostID: "a", Pid: 103}, // same host, shares processor 1
+		{HostID: "b", Pid: 104}, // another host
+		{HostID: "a", Pid: 0},   // no pid said
+	}
+	offers := []offer{{CPUs: []int{0, 1}}, {}, {CPUs: []int{4, 5}}, {CPUs: []int{1, 2}}, {}, {}}
+	if got := jobPidsBeside(procs, offers, 0, []int{0, 1}); !slices.Equal(got, []int{101, 103}) {
+		t.Errorf("beside process 0 on processors 0-1: %v, want [101 103]", got)
+	}
+	// This process's processors unknown: every process of the host counts.
+	if got := jobPidsBeside(procs, offers, 0, nil); !slices.Equal(got, []int{101, 102, 103}) {
+		t.Errorf("processors unknown: %v, want [101 102 103]", got)
+	}
+	if got := jobPidsBeside(procs, offers, 4, []int{0}); got != nil {
+		t.Errorf("alone on host b: %v, want none", got)
 	}
 }

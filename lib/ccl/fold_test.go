@@ -229,7 +229,7 @@ func TestFoldedSeveralDrivers(t *testing.T) {
 			cfg.MaxNChannels = c.nch
 			comms := initT(t, c.n, cfg)
 			comms[0].w.spinProcs = c.procs + int(liveRanks.Load()) - c.n // less what other tests' worlds take
-			comms[0].w.load = nil                                        // nor other programs: the drivers are the point
+			comms[0].w.load.Store(nil)                                   // nor other programs: the drivers are the point
 			cases := matrixCases(matrixColls, c.n, p, cell, true)
 			runCases(t, comms, cases)
 			if got := comms[0].fold.drivers.Load(); got != int32(c.drivers) {

@@ -129,7 +129,7 @@ func TestSamplerSeesBusyProcess(t *testing.T) {
 	defer func() { child.Process.Kill(); child.Wait() }()
 	var alive atomicBool
 	alive.set(true)
-	s := Start(nil, 50*time.Millisecond, alive.get)
+	s := Start(nil, nil, 50*time.Millisecond, alive.get)
 	deadline := time.Now().Add(5 * time.Second)
 	for s.Taken() < 1 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)

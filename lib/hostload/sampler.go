@@ -2,6 +2,7 @@ package hostload
 
 import (
 	"os"
+	"strconv"
 	"sync/atomic"
 	"time"
 )
@@ -24,11 +25,13 @@ type Sampler struct {
 }
 
 // Start starts sampling the processors cpus (nil: all) of this process,
-// every interval until alive() says false (asked after each interval). Where /proc cannot be read (not
-// Linux) it samples nothing: Taken stays 0.
-func Start(cpus []int, interval time.Duration, alive func() bool) *Sampler {
+// every interval until alive() says false (asked after each interval).
+// The time of the processes pids (the job's others on this host) counts
+// as this process's own, not as another program's. Where /proc cannot be
+// read (not Linux) it samples nothing: Taken stays 0.
+func Start(cpus, pids []int, interval time.Duration, alive func() bool) *Sampler {
 	s := &Sampler{}
-	prev, err := look(cpus)
+	prev, err := look(cpus, pids)
 	if err != nil {
 		s.stopped.Store(true)
 		return s
@@ -43,7 +46,7 @@ func Start(cpus []int, interval time.Duration, alive func() bool) *Sampler {
 			if !alive() {
 				return
 			}
-			cur, err := look(cpus)
+			cur, err := look(cpus, pids)
 			if err != nil {
 				return
 			}
@@ -66,8 +69,10 @@ func (s *Sampler) Taken() int {
 // Stopped says the sampling goroutine has ended.
 func (s *Sampler) Stopped() bool { return s.stopped.Load() }
 
-// look reads the processors' times and this process's.
-func look(cpus []int) (Sample, error) {
+// look reads the processors' times and those of this process and pids.
+// A process of pids that has ended counts nothing (its time is gone, and
+// Others sees a counter go back for that window).
+func look(cpus, pids []int) (Sample, error) {
 	stat, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return Sample{}, err
@@ -83,6 +88,15 @@ func look(cpus []int) (Sample, error) {
 	own, err := ParseProcStat(self)
 	if err != nil {
 		return Sample{}, err
+	}
+	for _, pid := range pids {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			continue
+		}
+		if t, err := ParseProcStat(b); err == nil {
+			own += t
+		}
 	}
 	return Sample{CPU: cpu, Own: own}, nil
 }
