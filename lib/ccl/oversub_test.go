@@ -14,9 +14,10 @@ func TestOversubscribed8x4(t *testing.T) {
 	for _, p := range []string{"LL", "LL128", "Simple"} {
 		// No progress for this long fails the test: a stall that does not
 		// end (a lost wake-up) still fails, while a loaded machine's
-		// starvation does not (2 s was crossed once in CI, a rank waiting
-		// for its peer's credits while perf's tests ran beside; 8 ranks x
-		// 4 channels on 2 cores). The race detector slows every step 5-10x.
+		// starvation does not (2 s was crossed once in a CI run on a
+		// machine that two stray busy loops and perf's tests kept busy: a
+		// rank waited 2 s for its peer's credits; 8 ranks x 4 channels on
+		// 2 cores). The race detector slows every step 5-10x.
 		timeout := 10 * time.Second
 		if raceEnabled {
 			timeout = 20 * time.Second
