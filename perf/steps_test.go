@@ -153,12 +153,7 @@ func TestTraceStepsBadUse(t *testing.T) {
 // operations, those at stream positions that are multiples of 4: three of
 // each placement's 12 timed iterations, and says so in otherData.
 func TestTraceStepsSampled(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "steps.json")
-	r := runPerf(t, AllReduce, "-t", "3", "-b", "8", "-e", "8", "-n", "12", "-w", "2", "--trace-every", "4", "--trace-steps", path)
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
-	}
-	f := readValidTrace(t, path)
+	f := runTraced(t, "-t", "3", "-b", "8", "-e", "8", "-n", "12", "-w", "2", "--trace-every", "4")
 	seqs := map[int][]float64{}
 	for _, e := range f.TraceEvents {
 		if e.Ph == "X" && e.Tid == tef.RankTrack {
@@ -223,12 +218,7 @@ func TestAutoTraceEvery(t *testing.T) {
 // one operation in 64 and the 256 KiB rows every one, on every rank, and
 // otherData says so.
 func TestTraceStepsAuto(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "steps.json")
-	r := runPerf(t, AllReduce, "-t", "2", "-b", "8", "-e", "256K", "-f", "32768", "-n", "128", "-w", "2", "--trace-steps", path)
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
-	}
-	f := readValidTrace(t, path)
+	f := runTraced(t, "-t", "2", "-b", "8", "-e", "256K", "-f", "32768", "-n", "128", "-w", "2")
 	rows := map[int]map[float64]int{} // rank -> bytes -> operations
 	for _, e := range f.TraceEvents {
 		if e.Ph == "X" && e.Tid == tef.RankTrack {
@@ -251,4 +241,16 @@ func TestTraceStepsAuto(t *testing.T) {
 	if got := fmt.Sprint(f.OtherData["trace_every"]); got != "map[262144:1 8:64]" {
 		t.Errorf("otherData trace_every %s, want 8 B sampled 1 in 64, 256 KiB all", got)
 	}
+}
+
+// runTraced runs allreduce_perf with args and --trace-steps, and returns
+// its valid trace.
+func runTraced(t *testing.T, args ...string) *tef.File {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "steps.json")
+	r := runPerf(t, AllReduce, append(args, "--trace-steps", path)...)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	return readValidTrace(t, path)
 }

@@ -345,8 +345,7 @@ func TestTraceOffAllocatesNothing(t *testing.T) {
 // whole operations from the start.
 func TestTraceCountsDrops(t *testing.T) {
 	comms := initT(t, 2, Config{Algo: algoReq("Ring"), Proto: protoReq("LL"), NChannels: 1})
-	var snaps [2]steptrace.Snapshot
-	err := perRankErr(comms, func(c *Comm) error {
+	snaps := tracedRun(t, comms, func(c *Comm) error {
 		in, out := make([]byte, 64), make([]byte, 64)
 		if err := c.StartTrace(10); err != nil {
 			return err
@@ -356,13 +355,8 @@ func TestTraceCountsDrops(t *testing.T) {
 				return err
 			}
 		}
-		var err error
-		snaps[c.Rank()], err = c.TakeTrace()
-		return err
+		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for r, s := range snaps {
 		// The calls track holds 10 of 20 operations; channel 0 records
 		// at least 4 a ring allreduce of 2 ranks (the operation and 3
@@ -399,8 +393,7 @@ func TestTraceBadUse(t *testing.T) {
 func TestTraceSamples(t *testing.T) {
 	const every, ops = 3, 13
 	comms := initT(t, 3, Config{})
-	snaps := make([]steptrace.Snapshot, len(comms))
-	err := perRankErr(comms, func(c *Comm) error {
+	snaps := tracedRun(t, comms, func(c *Comm) error {
 		if err := c.SampleTrace(every); err != nil {
 			return err
 		}
@@ -430,13 +423,8 @@ func TestTraceSamples(t *testing.T) {
 				return err
 			}
 		}
-		var err error
-		snaps[c.Rank()], err = c.TakeTrace()
-		return err
+		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var want []uint64
 	for s := uint64(every); s <= ops; s += every {
 		want = append(want, s)
@@ -474,4 +462,22 @@ func TestTraceSamples(t *testing.T) {
 	if err := comms[0].SampleTrace(0); err == nil || !strings.Contains(err.Error(), "every 0") {
 		t.Errorf("SampleTrace(0): %v, want an error naming 0", err)
 	}
+}
+
+// tracedRun runs body on every rank, then takes each rank's timeline.
+func tracedRun(t *testing.T, comms []*Comm, body func(c *Comm) error) []steptrace.Snapshot {
+	t.Helper()
+	snaps := make([]steptrace.Snapshot, len(comms))
+	err := perRankErr(comms, func(c *Comm) error {
+		if err := body(c); err != nil {
+			return err
+		}
+		var err error
+		snaps[c.Rank()], err = c.TakeTrace()
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snaps
 }

@@ -83,14 +83,7 @@ func TestBeginEndPairs(t *testing.T) {
 func TestWriteReadRoundTrip(t *testing.T) {
 	f := nested()
 	f.OtherData = map[string]any{"producer": "test"}
-	var buf bytes.Buffer
-	if err := Write(&buf, f); err != nil {
-		t.Fatal(err)
-	}
-	g, err := Read(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := roundTrip(t, f)
 	if len(g.TraceEvents) != len(f.TraceEvents) || g.DisplayTimeUnit != "ns" || g.OtherData["producer"] != "test" {
 		t.Fatalf("round trip: %+v", g)
 	}
@@ -224,14 +217,7 @@ func TestGridEndsMeetStarts(t *testing.T) {
 			delete(files, "decimal, written")
 		}
 		for name, f := range files {
-			var buf bytes.Buffer
-			if err := Write(&buf, f); err != nil {
-				t.Fatal(err)
-			}
-			g, err := Read(&buf)
-			if err != nil {
-				t.Fatal(err)
-			}
+			g := roundTrip(t, f)
 			for i := 1; i < len(g.TraceEvents); i++ {
 				a, b := g.TraceEvents[i-1], g.TraceEvents[i]
 				if a.Ts+a.Dur != b.Ts {
@@ -240,4 +226,18 @@ func TestGridEndsMeetStarts(t *testing.T) {
 			}
 		}
 	}
+}
+
+// roundTrip writes f and reads it back.
+func roundTrip(t *testing.T, f *File) *File {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := Write(&buf, f); err != nil {
+		t.Fatal(err)
+	}
+	g, err := Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }
