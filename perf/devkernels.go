@@ -41,6 +41,14 @@ type devKernel struct {
 	coop func(c *coop) error
 }
 
+// coopsNote is the header's word on the coops that run.
+func (k *devKernel) coopsNote() string {
+	if k.gin {
+		return ""
+	}
+	return "; as many run as every rank's free processors run at once: records' device_coops"
+}
+
 // lsaReqs: one LSA barrier per coop.
 func lsaReqs(v int) ccl.DevCommRequirements { return ccl.DevCommRequirements{LsaBarrierCount: v} }
 

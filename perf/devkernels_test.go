@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -269,6 +270,12 @@ func TestDeviceRecords(t *testing.T) {
 		if rec.DeviceImpl != "lsa-D2" || rec.DeviceCTAs != 5 || rec.Register != 2 || rec.ChosenAlgo != "" {
 			t.Errorf("record says device_impl %q, device_ctas %d, register %d, chosen_algo %q; want lsa-D2, 5, 2 and none", rec.DeviceImpl, rec.DeviceCTAs, rec.Register, rec.ChosenAlgo)
 		}
+		// -g 2: the driving goroutine and 2 ranks' workers share the
+		// processors: a coop a rank while fewer than 5 are free each.
+		want := min(5, max(1, (runtime.NumCPU()-1)/2))
+		if rec.DeviceCoops < 1 || rec.DeviceCoops > want || rec.DeviceCoops != recs[0].DeviceCoops {
+			t.Errorf("record says device_coops %d, want 1 to %d (the processors), the same in every record", rec.DeviceCoops, want)
+		}
 	}
 	b, err := os.ReadFile(js)
 	if err != nil {
@@ -277,7 +284,7 @@ func TestDeviceRecords(t *testing.T) {
 	var doc struct {
 		GCCL results.NCCLRunConfig `json:"gccl_config"`
 	}
-	if err := json.Unmarshal(b, &doc); err != nil || doc.GCCL.DeviceImpl != "lsa-D2" || doc.GCCL.DeviceCTAs != 5 {
+	if err := json.Unmarshal(b, &doc); err != nil || doc.GCCL.DeviceImpl != "lsa-D2" || doc.GCCL.DeviceCTAs != 5 || doc.GCCL.DeviceCoops != recs[0].DeviceCoops {
 		t.Errorf("-J's gccl_config: %+v (%v), want device_impl lsa-D2, device_ctas 5", doc.GCCL, err)
 	}
 	back, err := results.ReadFile(js)
@@ -360,5 +367,52 @@ func TestIdleCoops(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// agreeCoops gives every rank the least coops any rank can run, however
+// the ranks' own counts differ, and refuses a count outside 1..-V.
+func TestAgreeCoops(t *testing.T) {
+	for _, tc := range []struct {
+		can  []int
+		v    int
+		want int
+		err  string
+	}{
+		{[]int{3, 1, 2}, 5, 1, ""},
+		{[]int{4, 4, 7, 5, 6}, 7, 4, ""},
+		{[]int{2}, 16, 2, ""},
+		{[]int{5, 0}, 8, 0, "agreed on 0 coops: want 1 to 8"},
+	} {
+		t.Run(fmt.Sprint(tc.can), func(t *testing.T) {
+			comms, err := Embedded{}.Init(len(tc.can), RunConfig{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				for _, c := range comms {
+					c.Destroy()
+				}
+			})
+			devs := make([]*devRank, len(comms))
+			for i, c := range comms {
+				devs[i] = &devRank{Comm: c, v: tc.v}
+			}
+			err = agreeCoops(devs, func(r *devRank) int { return tc.can[r.Rank()] })
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want one saying %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range devs {
+				if r.v != tc.want {
+					t.Errorf("rank %d runs %d coops, want %d", r.Rank(), r.v, tc.want)
+				}
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@
 package perf
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
@@ -126,15 +127,21 @@ type devRank struct {
 	Comm
 	d      *ccl.DevComm
 	kernel *devKernel
-	v      int // coops per launch (-V)
-	sym    *symRank
+	// v is the coops a launch runs: -V for the GIN kernels (each coop
+	// waits for its own signals); for the LSA kernels the coops every
+	// rank can run at once, at most -V (agreeCoops).
+	v   int
+	sym *symRank
 	// peerSend and peerRecv are every LSA peer's window memory, by LSA
 	// rank, resolved once (LsaPointer at offset 0): the windows stay put
 	// while registered.
 	peerSend, peerRecv [][]byte
 	coops              []*coop // by index: coop k's scratch, used by whichever worker runs coop k
 	stream             *ccl.DevStream
-	inline             bool // the rank's thread drives it alone: launches run on it (DevStreamOptions.Inline)
+	slots              []launchSlot // the launches' ring (launch)
+	slot               int          // the slot of the latest launch
+	launches           uint64       // launches so far (the stream's launched): written and read by the rank's driving goroutine
+	inline             bool         // the rank's thread drives it alone: launches run on it (DevStreamOptions.Inline)
 }
 
 // newDevRanks makes every rank's device communicator and stream, with
@@ -155,6 +162,11 @@ func newDevRanks(comms []Comm, syms []*symRank, k *devKernel, v int, inline bool
 		devs[i] = &devRank{Comm: c, d: d, kernel: k, v: v, sym: syms[i], inline: inline}
 		return nil
 	})
+	if err == nil && !k.gin {
+		err = agreeCoops(devs, func(r *devRank) int {
+			return r.d.StreamWorkers(ccl.DevStreamOptions{Coops: r.v, Inline: r.inline})
+		})
+	}
 	if err != nil {
 		for _, r := range devs {
 			if r != nil {
@@ -170,6 +182,40 @@ func newDevRanks(comms []Comm, syms []*symRank, k *devKernel, v int, inline bool
 		}
 	}
 	return devs, nil
+}
+
+// agreeCoops sets every rank's coops to the least that any rank of the
+// world (of every process) can run at once: a worker each, while the
+// processors free to it last (DevComm.StreamWorkers), at most -V.
+//
+// A GPU runs -V CTAs at once, each meeting its peers at its own barrier.
+// A rank with fewer processors than coops runs them in waves, and each
+// coop's barrier is then a meeting of its own, one after another: -V 16
+// on one worker is 32 meetings a launch where 2 would order the same
+// accesses. So the LSA kernels split the work into as many coops as run
+// at once; the sums and stores are the same, their grouping coarser.
+// Every rank must split alike (a coop's barrier pairs the ranks' coops of
+// one index, its share is a fraction of the count), hence the agreement:
+// an allreduce of min over the world of what each rank can run (can).
+func agreeCoops(devs []*devRank, can func(r *devRank) int) error {
+	return eachRank(devs, func(_ int, r *devRank) error {
+		var send, recv [4]byte
+		w := can(r)
+		binary.NativeEndian.PutUint32(send[:], uint32(w))
+		err := r.Comm.AllReduce(send[:], recv[:], 1, reduce.Int32, ccl.Min)
+		if err == nil {
+			err = r.Comm.Synchronize()
+		}
+		if err != nil {
+			return fmt.Errorf("rank %d: agreeing on the coops: %w", r.Rank(), err)
+		}
+		agreed := int(int32(binary.NativeEndian.Uint32(recv[:])))
+		if agreed < 1 || agreed > r.v {
+			return fmt.Errorf("rank %d: the ranks agreed on %d coops: want 1 to %d (-V)", r.Rank(), agreed, r.v)
+		}
+		r.v = agreed
+		return nil
+	})
 }
 
 // stageWindow allocates and registers the rank's stage window, as large
@@ -216,31 +262,68 @@ func (r *devRank) start() error {
 		}
 	}
 	var err error
-	r.stream, err = d.NewStream(ccl.DevStreamOptions{Coops: r.v, Inline: r.inline})
+	// The LSA kernels' coops all run at once (agreeCoops); the GIN
+	// kernels' may run in waves (the stream picks).
+	workers := 0
+	if !r.kernel.gin {
+		workers = r.v
+	}
+	r.stream, err = d.NewStream(ccl.DevStreamOptions{Coops: r.v, Inline: r.inline, Workers: workers})
 	return err
 }
+
+// launchSlot holds a launch's parameters and phases for as long as the
+// stream may run it, so that a launch allocates nothing (a loop of
+// launches made garbage enough for a collection every few milliseconds).
+// Launches of the same parameters, a timed loop's, share one slot.
+type launchSlot struct {
+	l           devLaunch
+	last        uint64 // the number of the slot's latest launch (1 is the first)
+	body, stage func(k int) error
+}
+
+// launchSlots is the ring of slots a rank's launches take in turn.
+const launchSlots = 8
 
 // launch launches one call of the timed collective: the kernel on every
 // coop, after (in place, when the kernel has one) its stage on every coop.
 func (r *devRank) launch(l devLaunch) error {
-	body := func(k int) error {
-		c := r.coops[k]
-		c.l = &l
-		err := r.kernel.coop(c)
-		c.l = nil
-		return err
+	if r.slots == nil {
+		r.slots = make([]launchSlot, launchSlots)
 	}
-	if st := r.kernel.stage; st != nil && l.inPlace {
-		stage := func(k int) error {
+	r.launches++
+	s := &r.slots[r.slot]
+	if s.last == 0 || s.l != l {
+		r.slot = (r.slot + 1) % launchSlots
+		s = &r.slots[r.slot]
+		if s.last > r.stream.Finished() { // still queued: let it run first
+			if err := r.stream.Synchronize(); err != nil {
+				return r.wrap(err)
+			}
+		}
+		s.l = l
+	}
+	s.last = r.launches
+	if s.body == nil {
+		s.body = func(k int) error {
 			c := r.coops[k]
-			c.l = &l
-			st(c)
+			c.l = &s.l
+			err := r.kernel.coop(c)
+			c.l = nil
+			return err
+		}
+		s.stage = func(k int) error {
+			c := r.coops[k]
+			c.l = &s.l
+			r.kernel.stage(c)
 			c.l = nil
 			return nil
 		}
-		return r.wrap(r.stream.Launch(stage, body))
 	}
-	return r.wrap(r.stream.Launch(body))
+	if r.kernel.stage != nil && l.inPlace {
+		return r.wrap(r.stream.Launch(s.stage, s.body))
+	}
+	return r.wrap(r.stream.Launch(s.body))
 }
 
 // wrap names the kernel in a launch's failure.

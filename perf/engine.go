@@ -190,6 +190,9 @@ func (e *engine) newRunner(comms []Comm) (*runner, error) {
 			r.close(false)
 			return nil, fmt.Errorf("-D %d: %w", e.o.DeviceImpl, err)
 		}
+		if len(devs) > 0 {
+			e.devCoops = devs[0].v
+		}
 		r.devs, r.comms = devs, make([]Comm, len(devs))
 		for i, d := range devs {
 			r.comms[i] = d

@@ -192,6 +192,7 @@ type engine struct {
 	steps   *stepTrace // --trace-steps; nil without it
 
 	dev      *devKernel        // the -D kernel; nil: the stack's collective
+	devCoops int               // the coops each rank of the -D kernel runs (set by newRunner, read by record: the run's goroutine)
 	job      *job              // this process's place in a run of several, or nil
 	devices  []string          // "# Using devices" lines of every process's ranks
 	intr     *interrupts       // Ctrl-C and SIGTERM (interrupt.go); nil in some tests

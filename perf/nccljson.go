@@ -31,7 +31,7 @@ func (j *ncclJSON) finish() error {
 	hdr.Env = o.recordEnv()
 	hdr.GCCL = &results.NCCLRunConfig{Algorithm: j.rc.Algo.String(), Protocol: j.rc.Proto.String(), Channels: j.rc.NChannels, BuffSize: j.rc.BuffSize}
 	if len(j.recs) > 0 {
-		hdr.GCCL.DeviceImpl, hdr.GCCL.DeviceCTAs = j.recs[0].DeviceImpl, j.recs[0].DeviceCTAs
+		hdr.GCCL.DeviceImpl, hdr.GCCL.DeviceCTAs, hdr.GCCL.DeviceCoops = j.recs[0].DeviceImpl, j.recs[0].DeviceCTAs, j.recs[0].DeviceCoops
 	}
 	c := &hdr.Config
 	c.NThreads, c.NGPUs = o.Threads, o.RanksPerThread

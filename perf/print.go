@@ -84,7 +84,7 @@ func (e *engine) record(rc RunConfig, p point, inPlace bool, m measurement, algB
 		r.Register = 2 // symmetric windows
 	}
 	if e.dev != nil {
-		r.DeviceImpl, r.DeviceCTAs = e.dev.impl, e.o.DeviceCTAs
+		r.DeviceImpl, r.DeviceCTAs, r.DeviceCoops = e.dev.impl, e.o.DeviceCTAs, e.devCoops
 	}
 	r.ChosenBuff = rc.BuffSize
 	if r.ChosenBuff == 0 && e.be.Name() == BackendEmbedded {
@@ -149,7 +149,7 @@ func (e *engine) printHeader() {
 		fmt.Fprintln(e.out, "# Check Timed: every timed iteration is verified (clock paused while checking; no buffer rotation)")
 	}
 	if e.dev != nil {
-		fmt.Fprintf(e.out, "# Device implementation: -D %d %s: %s, %d coops per rank (-V), buffers in symmetric windows (-R 2)\n", o.DeviceImpl, e.dev.impl, e.dev.about, o.DeviceCTAs)
+		fmt.Fprintf(e.out, "# Device implementation: -D %d %s: %s, %d coops per rank (-V%s), buffers in symmetric windows (-R 2)\n", o.DeviceImpl, e.dev.impl, e.dev.about, o.DeviceCTAs, e.dev.coopsNote())
 	} else if o.Register == 2 && e.be.Name() == BackendEmbedded {
 		fmt.Fprintln(e.out, "# Buffers: symmetric windows (-R 2: Comm.MemAlloc and WindowRegister on every rank)")
 	}

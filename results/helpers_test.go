@@ -42,6 +42,7 @@ func rec(coll string, size int64, placement string) Record {
 		PredictedUs: 12.5,
 		DeviceImpl:  "lsa-D2",
 		DeviceCTAs:  16,
+		DeviceCoops: 3,
 		Placement:   placement,
 		Size:        size,
 		Count:       size / 4,

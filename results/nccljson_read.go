@@ -314,7 +314,7 @@ func (rd *NCCLJSONReader) parseRow(h ncclHead, at rawAt) ([]Record, error) {
 	configFromEnv(&base, h.env, h.fullEnv)
 	if g := h.gccl; g != nil { // what ran, as gccl wrote it, beats what the env suggests
 		base.Algorithm, base.Protocol, base.Channels, base.BuffSize = g.Algorithm, g.Protocol, g.Channels, g.BuffSize
-		base.DeviceImpl, base.DeviceCTAs = g.DeviceImpl, g.DeviceCTAs
+		base.DeviceImpl, base.DeviceCTAs, base.DeviceCoops = g.DeviceImpl, g.DeviceCTAs, g.DeviceCoops
 	}
 	var recs []Record
 	for _, p := range []struct {

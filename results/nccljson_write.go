@@ -30,9 +30,11 @@ type NCCLRunConfig struct {
 	Protocol  string `json:"protocol"`
 	Channels  int    `json:"channels"`
 	BuffSize  int64  `json:"buffsize"`
-	// DeviceImpl and DeviceCTAs are Record's: the -D kernel and its -V.
-	DeviceImpl string `json:"device_impl,omitempty"`
-	DeviceCTAs int    `json:"device_ctas,omitempty"`
+	// DeviceImpl, DeviceCTAs and DeviceCoops are Record's: the -D kernel,
+	// its -V and the coops that ran.
+	DeviceImpl  string `json:"device_impl,omitempty"`
+	DeviceCTAs  int    `json:"device_ctas,omitempty"`
+	DeviceCoops int    `json:"device_coops,omitempty"`
 }
 
 // NCCLConfig is the "config" object: the sweep and how it ran.

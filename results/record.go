@@ -72,9 +72,12 @@ type Record struct {
 	PredictedUs float64 `json:"predicted_us,omitempty"`
 	// DeviceImpl names the device kernel that ran instead of the stack's
 	// collective (perf -D on the embedded backend: "lsa-D1", "lsa-D2"),
-	// DeviceCTAs its coops per rank (-V); empty and 0 for the collective.
-	DeviceImpl string `json:"device_impl,omitempty"`
-	DeviceCTAs int    `json:"device_ctas,omitempty"`
+	// DeviceCTAs its coops per rank (-V), DeviceCoops the coops each rank
+	// ran (the LSA kernels run no more than every rank's processors run at
+	// once); empty and 0 for the collective.
+	DeviceImpl  string `json:"device_impl,omitempty"`
+	DeviceCTAs  int    `json:"device_ctas,omitempty"`
+	DeviceCoops int    `json:"device_coops,omitempty"`
 
 	// The measurement.
 	Placement  string  `json:"placement"` // OutOfPlace or InPlace

@@ -36,6 +36,12 @@ type DevStreamOptions struct {
 	// several ranks of a process (nccl-tests' -g): one rank's kernel
 	// waits at barriers for the others', which must run meanwhile.
 	Inline bool
+	// Workers is how many goroutines run a launch's coops (0: the stream
+	// picks, StreamWorkers); more than Coops is Coops. A kernel that
+	// meets once for all the coops of a worker (coop k, k+W, k+2W, ...
+	// behind coop k's barrier) needs every rank to run the same number:
+	// agree on one (the least of the ranks' StreamWorkers) and pass it.
+	Workers int
 }
 
 // DevStream is one rank's stream of kernel launches. Launch and
@@ -46,7 +52,7 @@ type DevStream struct {
 	workers int // goroutines a launch's coops run on, the runner included
 	inline  bool
 
-	mu    sync.Mutex
+	mu sync.Mutex
 	queue []devJob // launched: appended by Launch (under mu)
 	head  int      // queue[head:] are not started: taken by the stream goroutine (under mu)
 	err   error    // the first launch's failure, sticky (under mu)
@@ -55,6 +61,12 @@ type DevStream struct {
 	// stream goroutine and Synchronize; finished is written by the runner
 	// after each launch, read by Synchronize.
 	launched, finished atomic.Uint64
+	// wanted is the finished count the driving goroutine waits for in
+	// Synchronize or a full Launch: written by it before it waits, read by
+	// the runner after each launch, which wakes it only once finished
+	// reaches it (a wake-up a launch would make a parked driver get up and
+	// lie down again for every one of thousands queued).
+	wanted atomic.Uint64
 	idle               *proto.Waiter // the stream goroutine waits here for launches
 	done               *proto.Waiter // Synchronize waits here for finished
 	join               *proto.Waiter // the runner waits here for the workers' phase ends
@@ -83,6 +95,14 @@ type devJob struct {
 // MaxPhases is the most phases one launch has.
 const MaxPhases = 4
 
+// DevStreamDepth is the most launches a stream holds unfinished: Launch
+// waits beyond it, as a CUDA launch blocks on a full queue, so that a
+// loop launching far ahead of the kernels holds a bounded queue. Deep, so
+// that the driving goroutine rarely waits: on few cores its wake-ups
+// take processors from the coops (a depth of 1024 cost -g 2's -D 2 0.2-
+// 0.6 us a launch on the 2-core VM).
+const DevStreamDepth = 1 << 14
+
 // coopWorker is a goroutine that runs its share of each phase's coops.
 type coopWorker struct {
 	// seq counts the phases handed to the worker: written (Add) by the
@@ -102,10 +122,27 @@ func (d *DevComm) NewStream(o DevStreamOptions) (*DevStream, error) {
 	if o.Coops < 1 {
 		return nil, fmt.Errorf("ccl: NewStream: %d coops: want at least 1", o.Coops)
 	}
+	if o.Workers < 0 {
+		return nil, fmt.Errorf("ccl: NewStream: %d workers: want 0 (the stream picks) or more", o.Workers)
+	}
 	w := d.c.w
 	procs := w.freeProcs()
 	workers, waiting := coopWorkers(o.Coops, len(w.local), procs, o.Inline)
+	if o.Workers > 0 {
+		workers = min(o.Workers, o.Coops)
+		waiting = waitingFor(workers, len(w.local), o.Inline)
+	}
 	return d.newStream(o, workers, waiting, procs), nil
+}
+
+// StreamWorkers is how many goroutines NewStream would run o's coops on
+// now (o.Workers aside): a worker per coop while this process's free
+// processors last. The free processors change with the host's load and
+// differ between processes, so ranks that must run alike agree on one.
+func (d *DevComm) StreamWorkers(o DevStreamOptions) int {
+	w := d.c.w
+	workers, _ := coopWorkers(max(o.Coops, 1), len(w.local), w.freeProcs(), o.Inline)
+	return workers
 }
 
 // newStream is NewStream with the workers given, and the goroutines that
@@ -166,11 +203,18 @@ func coopWorkers(coops, local, procs int, inline bool) (workers, waiting int) {
 	}
 	local = max(local, 1)
 	workers = min(coops, max(1, free/local))
-	waiting = local * workers
+	return workers, waitingFor(workers, local, inline)
+}
+
+// waitingFor is how many goroutines of a process holding local ranks wait
+// at once when each rank runs workers: every rank's workers, and the
+// driving goroutine when launches go to stream goroutines.
+func waitingFor(workers, local int, inline bool) int {
+	waiting := max(local, 1) * workers
 	if !inline {
 		waiting++
 	}
-	return workers, waiting
+	return waiting
 }
 
 // Workers is how many goroutines run each launch's coops.
@@ -197,6 +241,24 @@ func (s *DevStream) Launch(phases ...func(coop int) error) error {
 		s.finish(s.run(&job))
 		return s.Err()
 	}
+	s.mu.Unlock()
+	n := s.launched.Load() // only this goroutine adds to it
+	if s.finished.Load()+DevStreamDepth <= n {
+		// Full: wait until half has drained, then fill it again (a wait
+		// for one slot would wake the driver for every launch).
+		err := s.waitFinished(n-DevStreamDepth/2, func() string {
+			return fmt.Sprintf("rank %d's launch queue: %d of %d finished, %d the most held", s.d.Rank, s.finished.Load(), n, DevStreamDepth)
+		})
+		if err != nil {
+			return fmt.Errorf("ccl: DevStream.Launch: %w", err)
+		}
+	}
+	s.mu.Lock()
+	if s.head > 0 && 2*s.head >= len(s.queue) { // compact: the started half goes
+		m := copy(s.queue, s.queue[s.head:])
+		clear(s.queue[m:])
+		s.queue, s.head = s.queue[:m], 0
+	}
 	s.queue = append(s.queue, job)
 	s.mu.Unlock()
 	s.launched.Add(1)
@@ -208,16 +270,29 @@ func (s *DevStream) Launch(phases ...func(coop int) error) error {
 // first failure.
 func (s *DevStream) Synchronize() error {
 	target := s.launched.Load()
-	if s.finished.Load() < target {
-		err := s.wait(s.done, func() bool { return s.finished.Load() >= target }, func() string {
-			return fmt.Sprintf("rank %d's launches: %d of %d finished", s.d.Rank, s.finished.Load(), target)
-		})
-		if err != nil {
-			return fmt.Errorf("ccl: DevStream.Synchronize: %w", err)
-		}
+	err := s.waitFinished(target, func() string {
+		return fmt.Sprintf("rank %d's launches: %d of %d finished", s.d.Rank, s.finished.Load(), target)
+	})
+	if err != nil {
+		return fmt.Errorf("ccl: DevStream.Synchronize: %w", err)
 	}
 	return s.Err()
 }
+
+// waitFinished waits until target launches have finished (the driving
+// goroutine's wait).
+func (s *DevStream) waitFinished(target uint64, what func() string) error {
+	if s.finished.Load() >= target {
+		return nil
+	}
+	// wanted is stored before ready reads finished, and the runner adds
+	// to finished before it reads wanted: one of the two sees the other.
+	s.wanted.Store(target)
+	return s.wait(s.done, func() bool { return s.finished.Load() >= target }, what)
+}
+
+// Finished is how many launches have finished (the count only grows).
+func (s *DevStream) Finished() uint64 { return s.finished.Load() }
 
 // Err is the stream's first launch failure.
 func (s *DevStream) Err() error {
@@ -252,8 +327,9 @@ func (s *DevStream) finish(err error) {
 		}
 		s.mu.Unlock()
 	}
-	s.finished.Add(1)
-	s.done.Wake()
+	if s.finished.Add(1) >= s.wanted.Load() {
+		s.done.Wake()
+	}
 }
 
 // stream runs the queued launches in order until Close.

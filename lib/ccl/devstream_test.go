@@ -246,3 +246,83 @@ func TestNewStreamBadInput(t *testing.T) {
 		t.Fatalf("NewStream with 0 coops: %v", err)
 	}
 }
+
+// DevStreamOptions.Workers sets the workers (at most one a coop), 0 lets
+// the stream pick what StreamWorkers says, and a negative count is
+// refused with an error saying what is valid.
+func TestDevStreamWorkersOption(t *testing.T) {
+	comms := initT(t, 2, Config{})
+	ds := devT(t, comms, DevCommRequirements{LsaBarrierCount: 5})
+	for _, tc := range []struct{ coops, workers, want int }{{5, 3, 3}, {5, 99, 5}, {1, 1, 1}, {4, 0, -1}} {
+		o := DevStreamOptions{Coops: tc.coops, Workers: tc.workers, Inline: true}
+		s, err := ds[0].NewStream(o)
+		if err != nil {
+			t.Fatalf("%+v: %v", o, err)
+		}
+		want := tc.want
+		if want < 0 {
+			want = ds[0].StreamWorkers(o)
+		}
+		if s.Workers() != want {
+			t.Errorf("%+v: %d workers, want %d", o, s.Workers(), want)
+		}
+		s.Close()
+	}
+	_, err := ds[0].NewStream(DevStreamOptions{Coops: 2, Workers: -1})
+	if err == nil || !strings.Contains(err.Error(), "-1 workers") || !strings.Contains(err.Error(), "0 (the stream picks)") {
+		t.Errorf("Workers -1: %v, want an error naming it and what is valid", err)
+	}
+}
+
+// A stream holds at most DevStreamDepth unfinished launches: the launch
+// beyond them waits until half have finished (a CUDA launch on a full
+// queue blocks), and every launch runs once, in order.
+func TestDevStreamDepth(t *testing.T) {
+	comms := initT(t, 1, Config{})
+	ds := devT(t, comms, DevCommRequirements{LsaBarrierCount: 1})
+	s, err := ds[0].NewStream(DevStreamOptions{Coops: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	gate := make(chan struct{})
+	var ran atomic.Int64
+	var order []int64 // written by the stream's runner only
+	kernel := func(i int64) func(int) error {
+		return func(int) error {
+			<-gate
+			order = append(order, i)
+			ran.Add(1)
+			return nil
+		}
+	}
+	for i := range int64(DevStreamDepth) {
+		if err := s.Launch(kernel(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	returned := make(chan uint64)
+	go func() {
+		if err := s.Launch(kernel(DevStreamDepth)); err != nil {
+			t.Error(err)
+		}
+		returned <- s.Finished()
+	}()
+	for range DevStreamDepth + 1 {
+		gate <- struct{}{}
+	}
+	if f := <-returned; f < DevStreamDepth/2 {
+		t.Errorf("the launch beyond a full queue returned with %d finished, want at least %d", f, DevStreamDepth/2)
+	}
+	if err := s.Synchronize(); err != nil {
+		t.Fatal(err)
+	}
+	if ran.Load() != DevStreamDepth+1 {
+		t.Fatalf("%d launches ran, want %d", ran.Load(), DevStreamDepth+1)
+	}
+	for i, v := range order {
+		if v != int64(i) {
+			t.Fatalf("launch %d ran as the %dth", v, i)
+		}
+	}
+}
