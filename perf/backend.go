@@ -178,7 +178,7 @@ func (be Embedded) Init(n int, rc RunConfig) ([]Comm, error) {
 	}
 	out := make([]Comm, len(comms))
 	for i, c := range comms {
-		out[i] = &embeddedRank{Comm: c}
+		out[i] = &embeddedRank{Comm: c, events: events[*ccl.Comm]{s: c}}
 	}
 	return out, nil
 }
@@ -188,40 +188,55 @@ func (be Embedded) Init(n int, rc RunConfig) ([]Comm, error) {
 // without stopping the stream, as -I 1 does with CUDA events on a GPU.
 type embeddedRank struct {
 	*ccl.Comm
-	marks []ccl.Mark // by event index; only the thread driving the rank touches it
+	events[*ccl.Comm]
 }
 
-// PrepareEvents readies n events (the stack logs n operations' completion
+// marker is a stream with completion marks: a ccl.Comm's operations, a
+// ccl.DevStream's kernel launches.
+type marker interface {
+	RecordCompletions(capacity int) error
+	Mark() (ccl.Mark, error)
+	MarkTime(m ccl.Mark) (time.Time, error)
+}
+
+// events are a rank's events over the marks of stream s; only the thread
+// driving the rank touches them.
+type events[S marker] struct {
+	s     S
+	marks []ccl.Mark // by event index
+}
+
+// PrepareEvents readies n events (the stream logs n operations' completion
 // times), or turns them off with 0; allocated says it made new memory.
-func (r *embeddedRank) PrepareEvents(n int) (allocated bool, err error) {
-	if cap(r.marks) < n { // made before the loop: no garbage inside it
-		r.marks, allocated = make([]ccl.Mark, n), true
+func (e *events[S]) PrepareEvents(n int) (allocated bool, err error) {
+	if cap(e.marks) < n { // made before the loop: no garbage inside it
+		e.marks, allocated = make([]ccl.Mark, n), true
 	}
-	r.marks = r.marks[:n]
-	return allocated, r.RecordCompletions(n)
+	e.marks = e.marks[:n]
+	return allocated, e.s.RecordCompletions(n)
 }
 
 // RecordEvent marks the stream's current end as event i (i < PrepareEvents' n).
-func (r *embeddedRank) RecordEvent(i int) error {
-	if i >= len(r.marks) {
-		return fmt.Errorf("rank %d: event %d past the %d prepared", r.Rank(), i, len(r.marks))
+func (e *events[S]) RecordEvent(i int) error {
+	if i >= len(e.marks) {
+		return fmt.Errorf("event %d past the %d prepared", i, len(e.marks))
 	}
-	m, err := r.Mark()
+	m, err := e.s.Mark()
 	if err != nil {
 		return err
 	}
-	r.marks[i] = m
+	e.marks[i] = m
 	return nil
 }
 
 // EventMs is the time between events i and j, in ms, once the operations
 // before j finished.
-func (r *embeddedRank) EventMs(i, j int) (float64, error) {
-	a, err := r.EventAt(i)
+func (e *events[S]) EventMs(i, j int) (float64, error) {
+	a, err := e.EventAt(i)
 	if err != nil {
 		return 0, err
 	}
-	b, err := r.EventAt(j)
+	b, err := e.EventAt(j)
 	if err != nil {
 		return 0, err
 	}
@@ -229,11 +244,11 @@ func (r *embeddedRank) EventMs(i, j int) (float64, error) {
 }
 
 // EventAt is when the stream passed event i, on this process's clock.
-func (r *embeddedRank) EventAt(i int) (time.Time, error) {
-	if i >= len(r.marks) {
-		return time.Time{}, fmt.Errorf("rank %d: event %d not recorded", r.Rank(), i)
+func (e *events[S]) EventAt(i int) (time.Time, error) {
+	if i >= len(e.marks) {
+		return time.Time{}, fmt.Errorf("event %d not recorded", i)
 	}
-	return r.MarkTime(r.marks[i])
+	return e.s.MarkTime(e.marks[i])
 }
 
 func (Embedded) Device(rank int) (string, string) {

@@ -138,10 +138,17 @@ type devRank struct {
 	peerSend, peerRecv [][]byte
 	coops              []*coop // by index: coop k's scratch, used by whichever worker runs coop k
 	stream             *ccl.DevStream
-	slots              []launchSlot // the launches' ring (launch)
-	slot               int          // the slot of the latest launch
-	launches           uint64       // launches so far (the stream's launched): written and read by the rank's driving goroutine
-	inline             bool         // the rank's thread drives it alone: launches run on it (DevStreamOptions.Inline)
+	// events time each launch of a back-to-back loop (-I 1) by the
+	// stream's completion marks, as CUDA events on the kernels' stream.
+	events[*ccl.DevStream]
+	// args are the launches' parameters by launch index modulo its
+	// length (launch); body and stage the phases that read them. args and
+	// launches (the launches so far) are written by the rank's driving
+	// goroutine, args read by the coops of the launch of that index.
+	args        []devLaunch
+	launches    uint64
+	body, stage func(k int) error
+	inline      bool // the rank's thread drives it alone: launches run on it (DevStreamOptions.Inline)
 }
 
 // newDevRanks makes every rank's device communicator and stream, with
@@ -269,61 +276,46 @@ func (r *devRank) start() error {
 		workers = r.v
 	}
 	r.stream, err = d.NewStream(ccl.DevStreamOptions{Coops: r.v, Inline: r.inline, Workers: workers})
+	r.events.s = r.stream
 	return err
 }
 
-// launchSlot holds a launch's parameters and phases for as long as the
-// stream may run it, so that a launch allocates nothing (a loop of
-// launches made garbage enough for a collection every few milliseconds).
-// Launches of the same parameters, a timed loop's, share one slot.
-type launchSlot struct {
-	l           devLaunch
-	last        uint64 // the number of the slot's latest launch (1 is the first)
-	body, stage func(k int) error
-}
-
-// launchSlots is the ring of slots a rank's launches take in turn.
-const launchSlots = 8
-
 // launch launches one call of the timed collective: the kernel on every
 // coop, after (in place, when the kernel has one) its stage on every coop.
+// The call's parameters go into a ring the phases read by the stream's
+// Running index, and the phases are made once: a launch allocates nothing
+// (a loop of launches made garbage enough for a collection every few
+// milliseconds).
 func (r *devRank) launch(l devLaunch) error {
-	if r.slots == nil {
-		r.slots = make([]launchSlot, launchSlots)
-	}
-	r.launches++
-	s := &r.slots[r.slot]
-	if s.last == 0 || s.l != l {
-		r.slot = (r.slot + 1) % launchSlots
-		s = &r.slots[r.slot]
-		if s.last > r.stream.Finished() { // still queued: let it run first
-			if err := r.stream.Synchronize(); err != nil {
-				return r.wrap(err)
-			}
-		}
-		s.l = l
-	}
-	s.last = r.launches
-	if s.body == nil {
-		s.body = func(k int) error {
+	if r.args == nil {
+		r.args = make([]devLaunch, ccl.DevStreamDepth+1)
+		r.body = func(k int) error {
 			c := r.coops[k]
-			c.l = &s.l
+			c.l = &r.args[r.stream.Running()%uint64(len(r.args))]
 			err := r.kernel.coop(c)
 			c.l = nil
 			return err
 		}
-		s.stage = func(k int) error {
+		r.stage = func(k int) error {
 			c := r.coops[k]
-			c.l = &s.l
+			c.l = &r.args[r.stream.Running()%uint64(len(r.args))]
 			r.kernel.stage(c)
 			c.l = nil
 			return nil
 		}
 	}
-	if r.kernel.stage != nil && l.inPlace {
-		return r.wrap(r.stream.Launch(s.stage, s.body))
+	n, ring := r.launches, uint64(len(r.args))
+	if n >= ring && r.stream.Finished() <= n-ring { // the stream's bound makes this never so
+		if err := r.stream.Synchronize(); err != nil {
+			return r.wrap(err)
+		}
 	}
-	return r.wrap(r.stream.Launch(s.body))
+	r.args[n%ring] = l
+	r.launches++
+	if r.kernel.stage != nil && l.inPlace {
+		return r.wrap(r.stream.Launch(r.stage, r.body))
+	}
+	return r.wrap(r.stream.Launch(r.body))
 }
 
 // wrap names the kernel in a launch's failure.

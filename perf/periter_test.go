@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/gccl/gccl/results"
 )
 
 // syncCounting is the embedded stack, counting the Synchronize calls of
@@ -40,7 +42,7 @@ func (b *syncCounting) Init(n int, rc RunConfig) ([]Comm, error) {
 // they add up to no more than the loop's wall time.
 func TestPerIterationTimingKeepsTheLoop(t *testing.T) {
 	const iters = 200
-	for _, mode := range [][]string{{"-I", "1"}, {"--precision", "50%", "--max-time", "20ms"}} {
+	for _, mode := range [][]string{{"-I", "1"}, {"--precision", "50%", "--max-time", "20ms"}, {"-I", "1", "-R", "2", "-D", "2"}, {"-I", "1", "-R", "2", "-D", "1", "-g", "2", "-t", "1"}} {
 		be := &syncCounting{}
 		r := runWith(t, AllReduce, be, append([]string{"-t", "2", "-b", "64", "-e", "64", "-n", "200", "-w", "5", "-c", "0", "--out-of-place-only"}, mode...)...)
 		if r.code != 0 {
@@ -56,7 +58,11 @@ func TestPerIterationTimingKeepsTheLoop(t *testing.T) {
 	// marks, which add up to no more than the loop's wall time (the
 	// record's time times its iterations). With several ranks an
 	// iteration's time is the slowest rank's interval.
-	_, recs, _, _ := recordRun(t, AllReduce, "-t", "1", "-b", "64", "-e", "64", "-n", "200", "-w", "5", "-c", "0", "--out-of-place-only", "-I", "1")
+	var recs []results.Record
+	for _, dev := range [][]string{nil, {"-R", "2", "-D", "2"}} { // the collective, a -D kernel's launches
+		_, rs, _, _ := recordRun(t, AllReduce, append([]string{"-t", "1", "-b", "64", "-e", "64", "-n", "200", "-w", "5", "-c", "0", "--out-of-place-only", "-I", "1"}, dev...)...)
+		recs = append(recs, rs...)
+	}
 	for _, rec := range recs {
 		if len(rec.IterTimesUs) != iters {
 			t.Fatalf("%d iteration times, want %d", len(rec.IterTimesUs), iters)

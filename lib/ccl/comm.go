@@ -158,11 +158,7 @@ type Comm struct {
 	fold     *foldMark
 	ownFold  foldMark
 	progress *opCounters // enqueued/finished in shared memory (a job across processes), else nil
-	// doneTimes, when set, logs when each operation finished (marks.go).
-	// Written (Store) by the calling goroutine in RecordCompletions, with
-	// nothing in flight; read by the goroutine that finishes an operation.
-	doneTimes  atomic.Pointer[doneLog]
-	spareLog   *doneLog      // the last log made, kept for reuse; the calling goroutine's
+	marks      completions   // completion marks (marks.go)
 	syncWaiter *proto.Waiter // wakes Synchronize; no timeout (work times out)
 	// trace is the step timeline being recorded (trace.go), nil when it is
 	// not: set by the calling goroutine with nothing in flight, handed to

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gccl/gccl/lib/proto"
 )
@@ -67,6 +68,7 @@ type DevStream struct {
 	// reaches it (a wake-up a launch would make a parked driver get up and
 	// lie down again for every one of thousands queued).
 	wanted atomic.Uint64
+	marks  completions // completion marks of the launches (marks.go)
 	idle               *proto.Waiter // the stream goroutine waits here for launches
 	done               *proto.Waiter // Synchronize waits here for finished
 	join               *proto.Waiter // the runner waits here for the workers' phase ends
@@ -100,8 +102,8 @@ const MaxPhases = 4
 // loop launching far ahead of the kernels holds a bounded queue. Deep, so
 // that the driving goroutine rarely waits: on few cores its wake-ups
 // take processors from the coops (a depth of 1024 cost -g 2's -D 2 0.2-
-// 0.6 us a launch on the 2-core VM).
-const DevStreamDepth = 1 << 14
+// 0.6 us a launch on the 2-core VM; 4096 and 65536 read alike).
+const DevStreamDepth = 4096
 
 // coopWorker is a goroutine that runs its share of each phase's coops.
 type coopWorker struct {
@@ -291,6 +293,36 @@ func (s *DevStream) waitFinished(target uint64, what func() string) error {
 	return s.wait(s.done, func() bool { return s.finished.Load() >= target }, what)
 }
 
+// RecordCompletions turns the launches' completion marks on, keeping the
+// times of the last capacity launches, or off with 0 (Comm's, for a
+// stream of launches: a benchmark times each launch of a back-to-back
+// loop without waiting between them). It waits for the launches in flight.
+func (s *DevStream) RecordCompletions(capacity int) error {
+	if err := s.Synchronize(); err != nil {
+		return err
+	}
+	s.marks.turn(capacity)
+	return nil
+}
+
+// Mark takes a mark after the launches so far (Comm.Mark's, for launches).
+func (s *DevStream) Mark() (Mark, error) {
+	return s.marks.mark(s.d.Rank, s.launched.Load(), s.finished.Load())
+}
+
+// MarkTime is when the stream passed m: when the last launch before it
+// finished, or when m was taken if that was later (Comm.MarkTime's).
+func (s *DevStream) MarkTime(m Mark) (time.Time, error) {
+	return markTime(s.d.Rank, m, s.finished.Load())
+}
+
+// Running is the index (from 0, in launch order) of the launch whose
+// phases run now, for a phase to find its launch's arguments: call it
+// from a phase. With at most DevStreamDepth launches unfinished, a
+// caller's ring of DevStreamDepth+1 argument slots, written at the
+// launch's index before each Launch, is never overwritten while read.
+func (s *DevStream) Running() uint64 { return s.finished.Load() } // launches finish in order
+
 // Finished is how many launches have finished (the count only grows).
 func (s *DevStream) Finished() uint64 { return s.finished.Load() }
 
@@ -327,6 +359,7 @@ func (s *DevStream) finish(err error) {
 		}
 		s.mu.Unlock()
 	}
+	s.marks.finished(s.finished.Load() + 1) // one finisher at a time: launch number finished+1
 	if s.finished.Add(1) >= s.wanted.Load() {
 		s.done.Wake()
 	}

@@ -4,10 +4,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestCoopWorkers checks the workers and the waiting goroutines of every
@@ -308,6 +310,10 @@ func TestDevStreamDepth(t *testing.T) {
 		}
 		returned <- s.Finished()
 	}()
+	// Not one launch has finished: the launch beyond waits, for half.
+	for s.wanted.Load() != DevStreamDepth/2 {
+		runtime.Gosched()
+	}
 	for range DevStreamDepth + 1 {
 		gate <- struct{}{}
 	}
@@ -324,5 +330,79 @@ func TestDevStreamDepth(t *testing.T) {
 		if v != int64(i) {
 			t.Fatalf("launch %d ran as the %dth", v, i)
 		}
+	}
+}
+
+// A stream's completion marks time its launches as Comm's time its
+// operations: a mark after launches reads when the last of them finished
+// (after it was launched, before Synchronize returned), marks never go
+// backwards, a mark needs RecordCompletions, and a mark whose launch's
+// time was overwritten is an error naming the capacity.
+func TestDevStreamMarks(t *testing.T) {
+	comms := initT(t, 1, Config{})
+	ds := devT(t, comms, DevCommRequirements{LsaBarrierCount: 1})
+	for _, inline := range []bool{false, true} {
+		s, err := ds[0].NewStream(DevStreamOptions{Coops: 2, Inline: inline})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Mark(); err == nil || !strings.Contains(err.Error(), "RecordCompletions") {
+			t.Errorf("inline %v: a mark with marks off: %v", inline, err)
+		}
+		const launches = 20
+		must(t, s.RecordCompletions(launches+1))
+		var marks []Mark
+		var ran [launches]atomic.Uint64 // the launch index each launch's phase saw
+		var launchedAt []time.Time
+		for i := range launches {
+			m, err := s.Mark()
+			must(t, err)
+			marks = append(marks, m)
+			launchedAt = append(launchedAt, time.Now())
+			must(t, s.Launch(func(coop int) error {
+				if coop == 0 {
+					ran[i].Store(s.Running() + 1)
+				}
+				return nil
+			}))
+		}
+		m, err := s.Mark()
+		must(t, err)
+		marks = append(marks, m)
+		must(t, s.Synchronize())
+		synced := time.Now()
+		var prev time.Time
+		for i, m := range marks {
+			at, err := s.MarkTime(m)
+			must(t, err)
+			if at.Before(prev) || at.After(synced) {
+				t.Fatalf("inline %v: mark %d at %v: before the one before (%v) or after Synchronize returned (%v)", inline, i, at, prev, synced)
+			}
+			if i > 0 && at.Before(launchedAt[i-1]) {
+				t.Fatalf("inline %v: mark %d, after launch %d, passed before that launch was made", inline, i, i-1)
+			}
+			prev = at
+		}
+		for i := range launches {
+			if got := ran[i].Load(); got != uint64(i)+1 {
+				t.Errorf("inline %v: launch %d ran as Running() %d", inline, i, int64(got)-1)
+			}
+		}
+		// The log holds 32 launches (21 rounded up): a mark 64 launches
+		// back has lost its time.
+		must(t, s.RecordCompletions(2))
+		s.Launch(func(int) error { return nil })
+		m, err = s.Mark()
+		must(t, err)
+		for range 64 {
+			s.Launch(func(int) error { return nil })
+		}
+		must(t, s.Synchronize())
+		if _, err := s.MarkTime(m); err != nil && !strings.Contains(err.Error(), "overwritten") {
+			t.Errorf("inline %v: an overwritten mark: %v", inline, err)
+		} else if err == nil && !m.done {
+			t.Errorf("inline %v: a mark 64 launches back with a log of 32 still has its time", inline)
+		}
+		s.Close()
 	}
 }
