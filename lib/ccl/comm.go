@@ -155,9 +155,9 @@ type Comm struct {
 	// fold marks the last folded plan, for kicks (foldMark): ownFold, or
 	// the rank's shared counters across processes, where other processes'
 	// kicks read it too.
-	fold     *foldMark
-	ownFold  foldMark
-	progress *opCounters // enqueued/finished in shared memory (a job across processes), else nil
+	fold       *foldMark
+	ownFold    foldMark
+	progress   *opCounters   // enqueued/finished in shared memory (a job across processes), else nil
 	marks      completions   // completion marks (marks.go)
 	syncWaiter *proto.Waiter // wakes Synchronize; no timeout (work times out)
 	// trace is the step timeline being recorded (trace.go), nil when it is

@@ -53,7 +53,7 @@ type DevStream struct {
 	workers int // goroutines a launch's coops run on, the runner included
 	inline  bool
 
-	mu sync.Mutex
+	mu    sync.Mutex
 	queue []devJob // launched: appended by Launch (under mu)
 	head  int      // queue[head:] are not started: taken by the stream goroutine (under mu)
 	err   error    // the first launch's failure, sticky (under mu)
@@ -68,10 +68,10 @@ type DevStream struct {
 	// reaches it (a wake-up a launch would make a parked driver get up and
 	// lie down again for every one of thousands queued).
 	wanted atomic.Uint64
-	marks  completions // completion marks of the launches (marks.go)
-	idle               *proto.Waiter // the stream goroutine waits here for launches
-	done               *proto.Waiter // Synchronize waits here for finished
-	join               *proto.Waiter // the runner waits here for the workers' phase ends
+	marks  completions   // completion marks of the launches (marks.go)
+	idle   *proto.Waiter // the stream goroutine waits here for launches
+	done   *proto.Waiter // Synchronize waits here for finished
+	join   *proto.Waiter // the runner waits here for the workers' phase ends
 	// joined counts the workers that ended the current phase: reset by
 	// the runner before it hands a phase out, added to by the workers.
 	joined atomic.Int32
