@@ -180,6 +180,10 @@ type coop struct {
 	// the hybrid (world) barrier of its index.
 	gin  *ccl.Gin
 	hbar *ccl.BarrierSession
+	// released: the coop arrived at its last launch's release barrier and
+	// has not waited there yet (lsaCoop); owned by the goroutine running
+	// the coop, then, after the stream's Synchronize, by the rank's.
+	released bool
 }
 
 // lsaCoop wraps a kernel body between the LSA barrier syncs of nccl-tests'
@@ -192,20 +196,50 @@ type coop struct {
 // the count and the coops alone, so every rank says the same) skips both:
 // its barriers would order no access, and on a CPU each costs a meeting
 // of its peers (8 B with -V 16: 32 meetings for 2 elements).
+//
+// The release's wait is left to whatever comes next on the coop's
+// barrier: the next launch's acquire (whose wait, for every peer's next
+// arrival, covers the release's: a peer arrives at the next acquire only
+// after its release), or the rank's Synchronize (waitReleased). A GPU's
+// kernel waits at its release before it ends; a launch here ends at the
+// arrival, and back-to-back launches meet their peers once each instead
+// of twice. Nothing reads the outputs before one of the two: the next
+// launch's loads and stores come after its acquire, and the host's after
+// Synchronize (stream order). pre reads this rank's own outputs of the
+// last launch (in place), so it waits at the release first.
 func lsaCoop(pre, body func(c *coop), idle func(c *coop) bool) func(c *coop) error {
 	return func(c *coop) error {
 		if idle != nil && idle(c) {
 			return nil
 		}
 		if pre != nil {
+			if c.released {
+				c.released = false
+				if err := c.bar.Wait(); err != nil {
+					return err
+				}
+			}
 			pre(c)
 		}
 		if err := c.bar.Sync(); err != nil {
 			return err
 		}
+		c.released = false
 		body(c)
-		return c.bar.Sync()
+		c.bar.Arrive()
+		c.released = true
+		return nil
 	}
+}
+
+// waitReleased ends the coop's last release (lsaCoop): after the stream's
+// Synchronize, on the rank's goroutine.
+func (c *coop) waitReleased() error {
+	if !c.released {
+		return nil
+	}
+	c.released = false
+	return c.bar.Wait()
 }
 
 // lineBytes aligns the coops' ranges, so that two coops never write one

@@ -3,13 +3,17 @@ package perf
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+	"unsafe"
 
 	"github.com/gccl/gccl/lib/ccl"
 	"github.com/gccl/gccl/lib/reduce"
@@ -414,5 +418,75 @@ func TestAgreeCoops(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A launch ends at its release barrier's arrival (lsaCoop), so a rank's
+// Synchronize must still wait there: after it returns, every peer's
+// stores into the rank have landed, however late the peer. Rank 1 sleeps
+// before its share; rank 0's Synchronize, called while rank 1 sleeps,
+// must see rank 1's sums.
+func TestDeviceSynchronizeWaitsForPeers(t *testing.T) {
+	const count = 1024 // float32s: both ranks have a share
+	comms, err := Embedded{}.Init(2, RunConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, c := range comms {
+			c.Destroy()
+		}
+	}()
+	syms, err := symmetricBuffers(comms, 4*count)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer releaseSymmetric(syms, true)
+	k := &devKernel{impl: "late-D2", reqs: lsaReqs, lsaWorld: true, coop: lsaCoop(nil, func(c *coop) {
+		if c.r.d.Rank == 1 {
+			time.Sleep(50 * time.Millisecond)
+		}
+		allReduceD2(c)
+	}, allReduceIdle)}
+	for _, inline := range []bool{false, true} {
+		devs, err := newDevRanks(comms, syms, k, 1, inline)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range syms {
+			f := unsafe.Slice((*float32)(unsafe.Pointer(&s.send[0])), count)
+			for j := range f {
+				f[j] = float32(i + 1)
+			}
+			clear(s.recv)
+		}
+		l := devLaunch{count: count, dt: reduce.Float32}
+		errs := make([]error, 2)
+		got := make([]float32, count) // rank 0's outputs as its Synchronize left them
+		var wg sync.WaitGroup
+		for i, r := range devs {
+			wg.Add(1)
+			go func() { // inline launches run on the caller: a goroutine a rank
+				defer wg.Done()
+				if errs[i] = r.launch(l); errs[i] == nil && i == 0 {
+					if errs[i] = r.Synchronize(); errs[i] == nil {
+						copy(got, unsafe.Slice((*float32)(unsafe.Pointer(&syms[0].recv[0])), count))
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatal(err)
+		}
+		for j, v := range got {
+			if v != 3 {
+				t.Fatalf("inline %v: rank 0's element %d is %v after its Synchronize, want 3 (rank 1's stores had not landed)", inline, j, v)
+			}
+		}
+		if err := devs[1].Synchronize(); err != nil {
+			t.Fatal(err)
+		}
+		closeDevRanks(devs)
 	}
 }

@@ -326,10 +326,17 @@ func (r *devRank) wrap(err error) error {
 	return nil
 }
 
-// Synchronize waits for every launch, then for the rank's own stream.
+// Synchronize waits for every launch, and for the peers' stores of the
+// last into this rank (the coops' last release, lsaCoop), then for the
+// rank's own stream.
 func (r *devRank) Synchronize() error {
 	if err := r.stream.Synchronize(); err != nil {
 		return r.wrap(err)
+	}
+	for _, c := range r.coops {
+		if err := c.waitReleased(); err != nil {
+			return r.wrap(err)
+		}
 	}
 	return r.Comm.Synchronize()
 }

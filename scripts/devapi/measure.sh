@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # devapi/measure.sh: nccl-tests' -D kernels on the embedded stack beside the
 # stack's own collectives, side by side: every configuration in turn, ROUNDS
-# (5) rounds, -I 1 medians to JSONL in OUT; summarise with
+# (5) rounds, -I 1 medians (PERITER=0: the plain loop's means) to JSONL in OUT; summarise with
 # python3 scripts/devapi/summary.py OUT.
 #
 #   BIN=dir OUT=dir [RANKS="2 4"] [ROUNDS=5] [THREADS=1] [CONFIGS="ar-D2V1 ..."] bash scripts/devapi/measure.sh
@@ -12,7 +12,9 @@
 # one process's GPUs). CONFIGS picks configurations by name (default all).
 set -u
 BIN=${BIN:?}; OUT=${OUT:-devapi-out}; mkdir -p "$OUT"
-common=(-b "${MINBYTES:-8}" -e 64K -f "${STEP:-2}" -n "${ITERS:-100}" -w 20 -c 0 -I 1 --out-of-place-only)
+common=(-b "${MINBYTES:-8}" -e 64K -f "${STEP:-2}" -n "${ITERS:-100}" -w 20 -c 0 --out-of-place-only)
+# PERITER=0: the plain loop's mean (time_us) instead of -I 1's medians
+[ "${PERITER:-1}" != 0 ] && common+=(-I 1)
 for round in $(seq "${ROUNDS:-5}"); do
 	for g in ${RANKS:-2 4}; do
 		lay=(-g "$g")
