@@ -29,7 +29,7 @@ for coll in sorted({k[0] for k in d}):
         for g in sorted({k[2] for k in d if k[:2] == (coll, lay)}, key=lambda s: int(s[1:])):
             cfgs = sorted({k[3] for k in d if k[:3] == (coll, lay, g)})
             sizes = sorted({k[4] for k in d if k[:3] == (coll, lay, g)})
-            print(f"\n{coll} -{lay} {g[1:]} ranks: median over rounds of each run's median iteration, us [min-max]")
+            print(f"\n{coll} -{lay} {g[1:]} ranks: median over rounds of each run's time (-I 1: its median iteration; PERITER=0: the loop's mean), us [min-max]")
             print("| size | " + " | ".join(cfgs) + " |")
             print("|---" * (len(cfgs) + 1) + "|")
             for s in sizes:
