@@ -6,7 +6,10 @@
 # time; mpi_perf: t_med).
 #
 #   OLD=path/to/old/allreduce_perf NEW=path/to/allreduce_perf MPI=path/to/mpi_perf \
-#     [RANKS=2] [LOOPS=1] [P=3] scripts/busy-host.sh
+#     [RANKS=2] [LOOPS=1] [P=3] [LAYOUT=threads|mpirun] scripts/busy-host.sh
+#
+# LAYOUT=mpirun runs gccl as RANKS processes under mpirun --bind-to none
+# (one rank each), as Open MPI runs, instead of -t RANKS in one process.
 #
 # The loops are started as statements of their own and killed by their
 # pids (a loop started as "cmd && (loop) &" outlives its kill).
@@ -15,7 +18,11 @@ P=${P:-3}
 RANKS=${RANKS:-2}
 LOOPS=${LOOPS:-1}
 run_gccl() { # who binary
-  "$2" -t "$RANKS" -b 8 -e 1M -f 128 -n 2000 -w 200 -c 0 | awk -v l="$load" -v w="$1" '$1 ~ /^[0-9]+$/ {print l, w, $1, $6}'
+  if [ "${LAYOUT:-threads}" = mpirun ]; then
+    mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$RANKS" "$2" -b 8 -e 1M -f 128 -n 2000 -w 200 -c 0
+  else
+    "$2" -t "$RANKS" -b 8 -e 1M -f 128 -n 2000 -w 200 -c 0
+  fi | awk -v l="$load" -v w="$1" '$1 ~ /^[0-9]+$/ {print l, w, $1, $6}'
 }
 run_mpi() {
   mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$RANKS" "$MPI" allreduce 8 1048576 5 |
