@@ -38,10 +38,10 @@ type DevStreamOptions struct {
 	// waits at barriers for the others', which must run meanwhile.
 	Inline bool
 	// Workers is how many goroutines run a launch's coops (0: the stream
-	// picks, StreamWorkers); more than Coops is Coops. A kernel that
-	// meets once for all the coops of a worker (coop k, k+W, k+2W, ...
-	// behind coop k's barrier) needs every rank to run the same number:
-	// agree on one (the least of the ranks' StreamWorkers) and pass it.
+	// picks, StreamWorkers); more than Coops is Coops. Ranks whose
+	// kernels must run alike (perf's LSA kernels run as many coops as
+	// workers, every rank the same) agree on one, the least of their
+	// StreamWorkers, and pass it.
 	Workers int
 }
 
