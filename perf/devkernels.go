@@ -25,6 +25,9 @@ type devKernel struct {
 	refused string
 	// reqs is the device communicator a run of v coops per rank needs.
 	reqs func(v int) ccl.DevCommRequirements
+	// blocks: the count is per peer (alltoall's), so a launch moves count
+	// times the peers elements (coopsFor).
+	blocks bool
 	// lsaWorld: the kernel loads and stores every rank's windows, so
 	// every rank must be in this rank's LSA team (one host), as
 	// nccl-tests' LSA kernels require (nRanks == ncclTeamLsa.nRanks).
@@ -61,8 +64,8 @@ var devKernels = map[string]map[int]*devKernel{
 		4: {refused: "multimem (NVLink SHARP) has no CPU counterpart"},
 	},
 	"alltoall": {
-		1: {impl: "lsa-D1", about: "LSA stores, element by element (NvlAlltoAllKernel)", reqs: lsaReqs, lsaWorld: true, coop: lsaCoop(alltoAllStage, alltoAllD1, alltoAllIdle)},
-		2: {impl: "lsa-D2", about: "LSA stores, bulk copies (NvlAlltoAllKernelOptimized)", reqs: lsaReqs, lsaWorld: true, coop: lsaCoop(alltoAllStage, alltoAllD2, alltoAllIdle)},
+		1: {impl: "lsa-D1", about: "LSA stores, element by element (NvlAlltoAllKernel)", reqs: lsaReqs, blocks: true, lsaWorld: true, coop: lsaCoop(alltoAllStage, alltoAllD1, alltoAllIdle)},
+		2: {impl: "lsa-D2", about: "LSA stores, bulk copies (NvlAlltoAllKernelOptimized)", reqs: lsaReqs, blocks: true, lsaWorld: true, coop: lsaCoop(alltoAllStage, alltoAllD2, alltoAllIdle)},
 		3: {impl: "gin-D3", about: "GIN puts with a signal each, a wait for the signals, the world barrier (GinAlltoAllKernel)", reqs: ginReqs, gin: true, stage: ginStage, coop: ginAlltoAll(false)},
 		4: {impl: "hybrid-D4", about: "LSA stores inside the host, GIN puts across hosts, the world barrier (HybridAlltoAllKernel)", reqs: ginReqs, gin: true, stage: ginStage, coop: ginAlltoAll(true)},
 	},
@@ -274,22 +277,22 @@ func (c *coop) peerViews(sendLen, recvLen int) {
 // as nccl-tests' threads stride by rank within each CTA index.
 func (c *coop) allReduceShare() (lo, hi int) {
 	n := len(c.r.peerRecv)
-	return split(c.l.count, c.l.dt.Size(), c.k*n+c.r.d.LsaRank, n*c.r.v)
+	return split(c.l.count, c.l.dt.Size(), c.k*n+c.r.d.LsaRank, n*c.l.coops)
 }
 
 // allReduceIdle says whether coop k has no element on any rank: its
 // shares k*n to k*n+n-1 are all empty.
 func allReduceIdle(c *coop) bool {
 	n, size := len(c.r.peerRecv), c.l.dt.Size()
-	lo, _ := split(c.l.count, size, c.k*n, n*c.r.v)
-	_, hi := split(c.l.count, size, c.k*n+n-1, n*c.r.v)
+	lo, _ := split(c.l.count, size, c.k*n, n*c.l.coops)
+	_, hi := split(c.l.count, size, c.k*n+n-1, n*c.l.coops)
 	return lo >= hi
 }
 
 // alltoAllIdle says whether coop k has no element of any block on any
 // rank.
 func alltoAllIdle(c *coop) bool {
-	lo, hi := split(c.l.count, c.l.dt.Size(), c.k, c.r.v)
+	lo, hi := split(c.l.count, c.l.dt.Size(), c.k, c.l.coops)
 	return lo >= hi
 }
 
@@ -418,7 +421,7 @@ func alltoAllStage(c *coop) {
 		return
 	}
 	size, n := l.dt.Size(), len(c.r.peerRecv)
-	lo, hi := split(l.count, size, c.k, c.r.v)
+	lo, hi := split(l.count, size, c.k, l.coops)
 	rl, blk := (hi-lo)*size, l.count*size
 	if cap(c.stage) < n*rl {
 		c.stage = make([]byte, n*rl)
@@ -436,7 +439,7 @@ func alltoAllStage(c *coop) {
 func (c *coop) alltoAllRanges() int {
 	l := c.l
 	size, n := l.dt.Size(), len(c.r.peerRecv)
-	lo, hi := split(l.count, size, c.k, c.r.v)
+	lo, hi := split(l.count, size, c.k, l.coops)
 	rl, blk := (hi-lo)*size, l.count*size
 	me := c.r.d.LsaRank
 	mine := c.r.peerSend[me][l.sendOff:]

@@ -63,6 +63,7 @@ func checkDevRows(t *testing.T, tt *Test, r result, impl string, nRows int) {
 // harness's fixed ~0.7 s).
 func TestDeviceKernels(t *testing.T) {
 	cleanBwEnv(t)
+	manyCoops(t)
 	types := reduce.AllDataTypes()
 	i := 0
 	// In place, alltoall's kernels stage the rank's own blocks first
@@ -88,6 +89,16 @@ func TestDeviceKernels(t *testing.T) {
 			}
 		}
 	}
+}
+
+// manyCoops makes the LSA kernels run every -V coop, and several on
+// launches of a few hundred bytes, whatever the host's processors, until
+// the test ends: the splits and barriers of many coops are checked on a
+// 2-core machine too.
+func manyCoops(t *testing.T) {
+	savedCan, savedWork := coopsCan, coopWork
+	coopsCan, coopWork = func(r *devRank) int { return r.v }, 256
+	t.Cleanup(func() { coopsCan, coopWork = savedCan, savedWork })
 }
 
 // TestDeviceGinKernels is the GIN matrix: alltoall -D 3 (GIN puts) and
@@ -351,7 +362,7 @@ func TestIdleCoops(t *testing.T) {
 		for n := 1; n <= 5; n++ {
 			for v := 1; v <= 17; v += 4 {
 				for count := 0; count <= 300; count += 7 {
-					l := &devLaunch{count: count, dt: dt}
+					l := &devLaunch{count: count, dt: dt, coops: v}
 					for k := range v {
 						busyAR, busyA2A := false, false
 						var idleAR, idleA2A bool
@@ -488,5 +499,30 @@ func TestDeviceSynchronizeWaitsForPeers(t *testing.T) {
 			t.Fatal(err)
 		}
 		closeDevRanks(devs)
+	}
+}
+
+// coopsFor: one coop a coopWork of the bytes a launch moves (alltoall's
+// count is per peer), at least one, at most -V; a pure function of the
+// launch, so every rank runs the same coops.
+func TestCoopsFor(t *testing.T) {
+	ar, a2a := devKernels["allreduce"][2], devKernels["alltoall"][2]
+	for _, tc := range []struct {
+		k                       *devKernel
+		count, size, n, v, want int
+	}{
+		{ar, 2, 4, 2, 16, 1},
+		{ar, 0, 4, 2, 16, 1},
+		{ar, coopWork / 4, 4, 8, 16, 1},
+		{ar, coopWork/4 + 1, 4, 8, 16, 2},
+		{ar, 1 << 20, 4, 2, 16, 16},
+		{ar, 1 << 20, 4, 2, 3, 3},
+		{a2a, coopWork / 8, 1, 8, 16, 1},
+		{a2a, coopWork/8 + 1, 1, 8, 16, 2},
+		{a2a, coopWork, 1, 8, 16, 8},
+	} {
+		if got := coopsFor(tc.k, tc.count, tc.size, tc.n, tc.v); got != tc.want {
+			t.Errorf("%s count %d x %d B over %d ranks, -V %d: %d coops, want %d", tc.k.impl, tc.count, tc.size, tc.n, tc.v, got, tc.want)
+		}
 	}
 }

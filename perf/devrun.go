@@ -119,6 +119,26 @@ type devLaunch struct {
 	inPlace          bool // the send buffer is in the recv window
 	count            int  // the call's param count
 	dt               reduce.DataType
+	coops            int // the coops it runs (coopsFor): the shares are fractions of the count by it
+}
+
+// coopWork is the bytes a launch gives each coop of an LSA kernel at
+// least: past one coop, each more is a worker woken and joined every
+// launch (2-4 us on the 16-core Xeon, where -V 16's 8 coops made 8 B take
+// 3-5 us against one coop's 0.6), worth it only for work that takes
+// longer (one coop sums 32 KiB of 2 ranks in 2 us there).
+var coopWork = 64 << 10 // a variable for the tests: many coops on small launches
+
+// coopsFor is how many of its v coops the LSA kernel k runs a launch of
+// count elements of size bytes over n ranks on: one a coopWork of the
+// bytes the rank moves, at least one. It depends on the launch alone, so
+// every rank runs the same coops (their shares and barriers pair).
+func coopsFor(k *devKernel, count, size, n, v int) int {
+	b := count * size
+	if k.blocks {
+		b *= n
+	}
+	return min(v, max(1, (b+coopWork-1)/coopWork))
 }
 
 // devRank is one rank under -D: the backend's rank for everything but the
@@ -170,9 +190,7 @@ func newDevRanks(comms []Comm, syms []*symRank, k *devKernel, v int, inline bool
 		return nil
 	})
 	if err == nil && !k.gin {
-		err = agreeCoops(devs, func(r *devRank) int {
-			return r.d.StreamWorkers(ccl.DevStreamOptions{Coops: r.v, Inline: r.inline})
-		})
+		err = agreeCoops(devs, coopsCan)
 	}
 	if err != nil {
 		for _, r := range devs {
@@ -189,6 +207,13 @@ func newDevRanks(comms []Comm, syms []*symRank, k *devKernel, v int, inline bool
 		}
 	}
 	return devs, nil
+}
+
+// coopsCan is how many coops rank r can run at once: a worker each while
+// the processors free to it last. A variable for the tests, which run
+// every -V on any host.
+var coopsCan = func(r *devRank) int {
+	return r.d.StreamWorkers(ccl.DevStreamOptions{Coops: r.v, Inline: r.inline})
 }
 
 // agreeCoops sets every rank's coops to the least that any rank of the
@@ -310,12 +335,16 @@ func (r *devRank) launch(l devLaunch) error {
 			return r.wrap(err)
 		}
 	}
+	l.coops = r.v
+	if !r.kernel.gin {
+		l.coops = coopsFor(r.kernel, l.count, l.dt.Size(), r.d.LsaSize, r.v)
+	}
 	r.args[n%ring] = l
 	r.launches++
 	if r.kernel.stage != nil && l.inPlace {
-		return r.wrap(r.stream.Launch(r.stage, r.body))
+		return r.wrap(r.stream.LaunchCoops(l.coops, r.stage, r.body))
 	}
-	return r.wrap(r.stream.Launch(r.body))
+	return r.wrap(r.stream.LaunchCoops(l.coops, r.body))
 }
 
 // wrap names the kernel in a launch's failure.

@@ -92,6 +92,7 @@ type DevStream struct {
 type devJob struct {
 	phases [MaxPhases]func(coop int) error
 	n      int
+	coops  int // the coops it runs: 0 to coops-1
 }
 
 // MaxPhases is the most phases one launch has.
@@ -112,6 +113,7 @@ type coopWorker struct {
 	// phase (the atomic orders the two).
 	seq   atomic.Uint64
 	phase func(coop int) error
+	coops int // the phase's coops (set with phase)
 	err   error // written by the worker before joined.Add, read by the runner after the join
 	w     *proto.Waiter
 }
@@ -226,10 +228,20 @@ func (s *DevStream) Workers() int { return s.workers }
 // on the calling goroutine (Inline), else on the stream goroutine. The
 // first failure is sticky: later launches fail with it.
 func (s *DevStream) Launch(phases ...func(coop int) error) error {
+	return s.LaunchCoops(s.coops, phases...)
+}
+
+// LaunchCoops is Launch on coops 0 to coops-1 only (at most the stream's
+// Coops): the workers of the others are not woken. A launch too small to
+// give every coop work worth a hand-off runs on fewer.
+func (s *DevStream) LaunchCoops(coops int, phases ...func(coop int) error) error {
 	if len(phases) == 0 || len(phases) > MaxPhases {
 		return fmt.Errorf("ccl: DevStream.Launch: %d phases: want 1 to %d", len(phases), MaxPhases)
 	}
-	var job devJob
+	if coops < 1 || coops > s.coops {
+		return fmt.Errorf("ccl: DevStream.Launch: %d coops: want 1 to %d (the stream's Coops)", coops, s.coops)
+	}
+	job := devJob{coops: coops}
 	job.n = copy(job.phases[:], phases)
 	s.mu.Lock()
 	if s.err != nil {
@@ -395,7 +407,7 @@ func (s *DevStream) stream() {
 // workers.
 func (s *DevStream) run(job *devJob) error {
 	for _, f := range job.phases[:job.n] {
-		if err := s.phase(f); err != nil {
+		if err := s.phase(f, job.coops); err != nil {
 			return err
 		}
 	}
@@ -403,30 +415,31 @@ func (s *DevStream) run(job *devJob) error {
 }
 
 // phase runs f on every coop and returns once all ended.
-func (s *DevStream) phase(f func(coop int) error) error {
-	if len(s.ws) == 0 {
-		return s.share(0, f)
+func (s *DevStream) phase(f func(coop int) error, coops int) error {
+	ws := s.ws[:min(len(s.ws), coops-1)] // worker w runs coop w first: those past coops-1 have none
+	if len(ws) == 0 {
+		return s.share(0, f, coops)
 	}
 	s.joined.Store(0)
-	for _, cw := range s.ws {
-		cw.phase = f
+	for _, cw := range ws {
+		cw.phase, cw.coops = f, coops
 		cw.seq.Add(1)
 		cw.w.Wake()
 	}
-	err := s.share(0, f)
-	n := int32(len(s.ws))
+	err := s.share(0, f, coops)
+	n := int32(len(ws))
 	if jerr := s.wait(s.join, func() bool { return s.joined.Load() == n }, func() string { return "the coop workers" }); jerr != nil {
 		return errors.Join(err, jerr)
 	}
-	for _, cw := range s.ws {
+	for _, cw := range ws {
 		err = errors.Join(err, cw.err)
 	}
 	return err
 }
 
-// share runs f on worker w's coops: w, w+W, w+2W, ...
-func (s *DevStream) share(w int, f func(coop int) error) error {
-	for k := w; k < s.coops; k += s.workers {
+// share runs f on worker w's coops below coops: w, w+W, w+2W, ...
+func (s *DevStream) share(w int, f func(coop int) error, coops int) error {
+	for k := w; k < coops; k += s.workers {
 		if err := f(k); err != nil {
 			return fmt.Errorf("coop %d: %w", k, err)
 		}
@@ -443,7 +456,7 @@ func (s *DevStream) work(w int, cw *coopWorker) {
 			return
 		}
 		seen++
-		cw.err = s.share(w, cw.phase)
+		cw.err = s.share(w, cw.phase, cw.coops)
 		s.joined.Add(1)
 		s.join.Wake()
 	}

@@ -406,3 +406,34 @@ func TestDevStreamMarks(t *testing.T) {
 		s.Close()
 	}
 }
+
+// LaunchCoops runs coops 0 to n-1 only, on the stream goroutine and
+// inline, in waves too; a count outside 1..Coops is refused.
+func TestDevStreamLaunchCoops(t *testing.T) {
+	comms := initT(t, 1, Config{})
+	ds := devT(t, comms, DevCommRequirements{LsaBarrierCount: 1})
+	for _, inline := range []bool{false, true} {
+		for _, workers := range []int{1, 3, 7} {
+			s, err := ds[0].NewStream(DevStreamOptions{Coops: 7, Inline: inline, Workers: workers})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for n := 1; n <= 7; n++ {
+				var ran [7]atomic.Int32
+				must(t, s.LaunchCoops(n, func(k int) error { ran[k].Add(1); return nil }))
+				must(t, s.Synchronize())
+				for k := range ran {
+					if want := int32(map[bool]int{true: 1}[k < n]); ran[k].Load() != want {
+						t.Errorf("inline %v, %d workers, %d coops: coop %d ran %d times, want %d", inline, workers, n, k, ran[k].Load(), want)
+					}
+				}
+			}
+			for _, n := range []int{0, 8} {
+				if err := s.LaunchCoops(n, func(int) error { return nil }); err == nil || !strings.Contains(err.Error(), "want 1 to 7") {
+					t.Errorf("%d coops: %v, want an error saying 1 to 7", n, err)
+				}
+			}
+			s.Close()
+		}
+	}
+}
