@@ -113,7 +113,7 @@ type coopWorker struct {
 	// phase (the atomic orders the two).
 	seq   atomic.Uint64
 	phase func(coop int) error
-	coops int // the phase's coops (set with phase)
+	coops int   // the phase's coops (set with phase)
 	err   error // written by the worker before joined.Add, read by the runner after the join
 	w     *proto.Waiter
 }
