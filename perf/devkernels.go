@@ -49,7 +49,7 @@ func (k *devKernel) coopsNote() string {
 	if k.gin {
 		return ""
 	}
-	return "; as many run as every rank's free processors run at once: records' device_coops"
+	return "; as many run as every rank's free processors run at once, a launch one a 64 KiB it moves: records' device_coops"
 }
 
 // lsaReqs: one LSA barrier per coop.
