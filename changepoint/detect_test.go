@@ -451,3 +451,46 @@ func TestStallDoesNotHideStep(t *testing.T) {
 		}
 	}
 }
+
+// RunNoise: 0 for a constant series and for a clean step (the rolling
+// median follows it); the mean deviation of normal noise (0.8 of its
+// spread); a series flipping between two quantised values is not quiet
+// (a median of deviations would call it 0); a stall counts at most the cap.
+func TestRunNoise(t *testing.T) {
+	step := make([]float64, 60)
+	for i := range step {
+		step[i] = 1 + float64(i/30)
+	}
+	flip := make([]float64, 60)
+	for i := range flip {
+		flip[i] = 0.11 + 0.01*float64(i%2)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	normal := make([]float64, 4000)
+	for i := range normal {
+		normal[i] = 1 + 0.02*rng.NormFloat64()
+	}
+	stall := slices.Repeat([]float64{1}, 40)
+	stall[20] = 20
+	for _, c := range []struct {
+		name   string
+		v      []float64
+		lo, hi float64
+	}{
+		{"constant", slices.Repeat([]float64{3}, 20), 0, 0},
+		{"clean step", step, 0, 0},
+		{"normal 2%", normal, 0.014, 0.017}, // 0.02 x sqrt(2/pi), less the rolling median's own error
+		{"flip", flip, 0.05, 0.1},
+		{"one stall", stall, noiseCap / 40, noiseCap / 40},
+	} {
+		got, err := RunNoise(c.v)
+		if err != nil || got < c.lo-1e-12 || got > c.hi+1e-12 {
+			t.Errorf("%s: RunNoise %v (%v), want %v..%v", c.name, got, err, c.lo, c.hi)
+		}
+	}
+	for _, bad := range [][]float64{{1, 2}, {1, 0, 2}, {1, math.NaN(), 1}} {
+		if _, err := RunNoise(bad); err == nil {
+			t.Errorf("RunNoise(%v): no error", bad)
+		}
+	}
+}

@@ -1,6 +1,11 @@
 package ci
 
-import "github.com/gccl/gccl/results"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gccl/gccl/results"
+)
 
 // ValueOf is what the gate reads from one record in metric m under
 // normalisation n: the record's central value (its median time if measured,
@@ -16,4 +21,53 @@ func ValueOf(r results.Record, m Metric, n Normalization) (value float64, iters 
 	}
 	v, ok := runOf(r, m, n)
 	return v.value, v.iters, ok
+}
+
+// FastestOf is the record's fastest iteration (its min_us) in metric m
+// under normalisation n: the least time, or the most bandwidth. ok is false
+// when the record has no min_us or cannot give the metric. Interference
+// from other work on a shared host only adds time, so a run's fastest
+// iteration moves with the code more than with its neighbours (Chen &
+// Revels, "Robust benchmarking in noisy environments", 2016): on the
+// project's shared 2-core VM its run-to-run spread was 1-4% where the
+// median's was 6-13% (changepoint/testdata/README.md).
+func FastestOf(r results.Record, m Metric, n Normalization) (float64, bool) {
+	if !(r.MinUs > 0) || (n == NormCopy && !(r.RefCopyGBps > 0)) {
+		return 0, false
+	}
+	r.MedianUs, r.IterTimesUs = r.MinUs, nil
+	v, ok := runOf(r, m, n)
+	return v.value, ok
+}
+
+// A Stat is what one run's value of a key is in a history's series.
+type Stat int
+
+const (
+	StatMedian  Stat = iota // the median time of the run's records (ValueOf): the gate's value
+	StatFastest             // the fastest iteration over the run's records (FastestOf)
+	StatAuto                // per key, whichever of the two has the less run-to-run noise
+)
+
+// ParseStat reads "median", "min" (or "fastest") or "auto".
+func ParseStat(s string) (Stat, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "median":
+		return StatMedian, nil
+	case "min", "fastest":
+		return StatFastest, nil
+	case "auto":
+		return StatAuto, nil
+	}
+	return 0, fmt.Errorf("%w: stat %q: want median, min or auto", ErrBadOption, s)
+}
+
+func (s Stat) String() string {
+	switch s {
+	case StatFastest:
+		return "min"
+	case StatAuto:
+		return "auto"
+	}
+	return "median"
 }

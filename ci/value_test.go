@@ -1,7 +1,9 @@
 package ci
 
 import (
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gccl/gccl/results"
@@ -26,5 +28,45 @@ func TestValueOf(t *testing.T) {
 	}
 	if _, _, ok := ValueOf(results.Record{Collective: "allreduce"}, Time, NormNone); ok {
 		t.Error("a record with no time gave a value")
+	}
+}
+
+// FastestOf reads min_us as ValueOf reads the median: the least time, the
+// most busbw, normalised alike; nothing without min_us.
+func TestFastestOf(t *testing.T) {
+	r := results.Record{Collective: "allreduce", NRanks: 2, Size: 1 << 20, TimeUs: 100, MedianUs: 80, MinUs: 50,
+		IterTimesUs: []float64{90, 70, 80}, RefCopyGBps: 4}
+	if v, ok := FastestOf(r, Time, NormNone); !ok || v != 50 {
+		t.Errorf("time: %v %v, want 50", v, ok)
+	}
+	k, _ := results.BusBwFromTime("allreduce", 2, 1<<20, 1)
+	if v, ok := FastestOf(r, BusBW, NormCopy); !ok || v != k/50/4 {
+		t.Errorf("busbw/copy: %v %v, want %v", v, ok, k/50/4)
+	}
+	if v, ok := FastestOf(r, Time, NormCopy); !ok || v != 50*4 {
+		t.Errorf("time*copy: %v %v, want 200", v, ok)
+	}
+	if m, _, _ := ValueOf(r, Time, NormNone); m != 80 {
+		t.Errorf("FastestOf changed the caller's record: median now %v", m)
+	}
+	r.MinUs = 0
+	if _, ok := FastestOf(r, Time, NormNone); ok {
+		t.Error("a record without min_us gave a fastest value")
+	}
+}
+
+func TestParseStat(t *testing.T) {
+	for in, want := range map[string]Stat{"median": StatMedian, " MIN ": StatFastest, "fastest": StatFastest, "auto": StatAuto} {
+		if got, err := ParseStat(in); err != nil || got != want {
+			t.Errorf("ParseStat(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, s := range []Stat{StatMedian, StatFastest, StatAuto} {
+		if got, err := ParseStat(s.String()); err != nil || got != s {
+			t.Errorf("ParseStat(%v.String()) = %v, %v", s, got, err)
+		}
+	}
+	if _, err := ParseStat("mean"); err == nil || !errors.Is(err, ErrBadOption) || !strings.Contains(err.Error(), "want median, min or auto") {
+		t.Errorf("ParseStat(mean): %v", err)
 	}
 }

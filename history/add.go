@@ -67,8 +67,8 @@ func newWriter(tx *sql.Tx) (*writer, error) {
 		return nil, err
 	}
 	if w.rec, err = tx.Prepare(`INSERT INTO records (run_id, seq, collective, type, op, algorithm, protocol,
-		channels, buffsize, nranks, nhosts, size, placement, time_us, median_us, busbw_gbps, ref_copy_gbps, samples)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`); err != nil {
+		channels, buffsize, nranks, nhosts, size, placement, time_us, median_us, busbw_gbps, ref_copy_gbps, samples, min_us)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`); err != nil {
 		w.close()
 		return nil, err
 	}
@@ -117,7 +117,7 @@ func (w *writer) insert(e entry) (int64, bool, error) {
 		k := r.Key
 		if _, err := w.rec.Exec(id, i, k.Collective, k.Type, k.Op, k.Algorithm, k.Protocol,
 			k.Channels, k.BuffSize, k.NRanks, k.NHosts, k.Size, k.Placement,
-			r.TimeUs, r.MedianUs, r.BusBw, r.RefCopy, encodeSamples(r.Samples)); err != nil {
+			r.TimeUs, r.MedianUs, r.BusBw, r.RefCopy, encodeSamples(r.Samples), r.MinUs); err != nil {
 			return 0, false, err
 		}
 	}
@@ -130,9 +130,10 @@ type queryer interface {
 	QueryRow(query string, args ...any) *sql.Row
 }
 
-// readEntry reads a run back in its stored form. It reads only the
-// columns of schema version 1, so migrations may use it.
-func readEntry(q queryer, id int64) (entry, error) {
+// readEntry reads a run back in its stored form. Without withMin it reads
+// only the columns of schema version 1, so migrations before version 3
+// (which added min_us) may use it.
+func readEntry(q queryer, id int64, withMin bool) (entry, error) {
 	e := entry{Format: exportFormat}
 	var ns int64
 	var meta string
@@ -147,8 +148,12 @@ func readEntry(q queryer, id int64) (entry, error) {
 			return entry{}, fmt.Errorf("run %d: its meta: %w", id, err)
 		}
 	}
+	minCol := "0"
+	if withMin {
+		minCol = "min_us"
+	}
 	rows, err := q.Query(`SELECT collective, type, op, algorithm, protocol, channels, buffsize, nranks, nhosts,
-		size, placement, time_us, median_us, busbw_gbps, ref_copy_gbps, samples
+		size, placement, time_us, median_us, busbw_gbps, ref_copy_gbps, samples, `+minCol+`
 		FROM records WHERE run_id = ? ORDER BY seq`, id)
 	if err != nil {
 		return entry{}, err
@@ -159,7 +164,7 @@ func readEntry(q queryer, id int64) (entry, error) {
 		var blob []byte
 		k := &r.Key
 		if err := rows.Scan(&k.Collective, &k.Type, &k.Op, &k.Algorithm, &k.Protocol, &k.Channels, &k.BuffSize,
-			&k.NRanks, &k.NHosts, &k.Size, &k.Placement, &r.TimeUs, &r.MedianUs, &r.BusBw, &r.RefCopy, &blob); err != nil {
+			&k.NRanks, &k.NHosts, &k.Size, &k.Placement, &r.TimeUs, &r.MedianUs, &r.BusBw, &r.RefCopy, &blob, &r.MinUs); err != nil {
 			return entry{}, fmt.Errorf("run %d: %w", id, err)
 		}
 		if r.Samples, err = decodeSamples(blob); err != nil {

@@ -50,11 +50,23 @@ func TestAddRunsKeysSeries(t *testing.T) {
 			if err != nil || len(pts) != 1 {
 				t.Fatalf("%s %s: %v (%v), want one point", k, m, pts, err)
 			}
-			var vals, iters []float64
+			var vals, iters, fastest []float64
 			for _, rec := range want[k] {
 				v, it, _ := ci.ValueOf(rec, m, ci.NormCopy)
 				vals = append(vals, v)
 				iters = append(iters, it...)
+				f, ok := ci.FastestOf(rec, m, ci.NormCopy)
+				if !ok {
+					t.Fatalf("%s: a fixture record without min_us", k)
+				}
+				fastest = append(fastest, f)
+			}
+			best := slices.Min(fastest)
+			if m.HigherIsBetter() {
+				best = slices.Max(fastest)
+			}
+			if pts[0].Fastest != best {
+				t.Errorf("%s %s: fastest %v, want the best of the records' %v", k, m, pts[0].Fastest, fastest)
 			}
 			slices.Sort(vals)
 			slices.Sort(iters)

@@ -41,7 +41,7 @@ func (s *Store) Export(w io.Writer) (runs int, err error) {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw) // one value a line
 	for _, id := range ids {
-		e, err := readEntry(tx, id)
+		e, err := readEntry(tx, id, true)
 		if err != nil {
 			return runs, fmt.Errorf("history: %s: %w", s.path, err)
 		}

@@ -77,3 +77,62 @@ func TestMigrateFromVersion1(t *testing.T) {
 		t.Errorf("series after migration: %+v (%v)", pts, err)
 	}
 }
+
+// A version-2 file (records without min_us) opens as the current version:
+// its runs keep their hashes (adding one again finds it, min_us and all),
+// their points have no fastest value, and a run added after the upgrade
+// has one.
+func TestMigrateFromVersion2(t *testing.T) {
+	path := dbPath(t)
+	db, err := sql.Open("sqlite", dsn(path, time.Minute, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2 := &Store{db: db, path: path}
+	if err := v2.migrateTo(2); err != nil {
+		t.Fatal(err)
+	}
+	old := synth(10, 5, 1)
+	e, err := entryOf(Run{Commit: "c1"}, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := e.hash()
+	if err != nil {
+		t.Fatal(err)
+	}
+	insertV1(t, db, e)
+	if _, err := db.Exec(`UPDATE runs SET hash = ?`, h); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	s := mustOpen(t, path)
+	if st, err := s.state(s.db); err != nil || st.version != currentVersion {
+		t.Fatalf("after Open: version %d (%v), want %d", st.version, err, currentVersion)
+	}
+	runs, err := s.Runs(Filter{})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs %+v (%v), want the one stored", runs, err)
+	}
+	withMin := synth(10, 5, 1)
+	for i := range withMin {
+		withMin[i].MinUs = withMin[i].MedianUs / 2
+	}
+	if id, added, err := s.Add(Run{Commit: "c1"}, withMin); err != nil || added || id != runs[0].ID {
+		t.Errorf("adding the stored run again with min_us: id %d added %v (%v), want %d found", id, added, err, runs[0].ID)
+	}
+	newer := synth(10, 5, 2)
+	for i := range newer {
+		newer[i].MinUs = newer[i].MedianUs / 2
+	}
+	mustAdd(t, s, Run{Commit: "c2", Time: t0.Add(time.Hour)}, newer)
+	k := ci.KeyOf(newer[0])
+	pts, err := s.Series(k, ci.Time, ci.NormNone, Filter{})
+	if err != nil || len(pts) != 2 {
+		t.Fatalf("series %+v (%v), want 2 points", pts, err)
+	}
+	if pts[0].Fastest != 0 || pts[1].Fastest != newer[0].MinUs {
+		t.Errorf("fastest %v and %v, want 0 (stored before min_us) and %v", pts[0].Fastest, pts[1].Fastest, newer[0].MinUs)
+	}
+}

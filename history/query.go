@@ -104,6 +104,10 @@ type Point struct {
 	// median time, or busbw from it), the median over the run's records
 	// of the key when it has several (-N cycles).
 	Value float64
+	// Fastest is the run's fastest iteration of the key in the metric
+	// (ci.FastestOf: the least time, or the most busbw, over its
+	// records); 0 unless every record of the key knew it.
+	Fastest float64
 	// Samples are the per-iteration values in the metric, pooled over the
 	// run's records of the key, ascending; nil unless every one of them
 	// recorded its iterations.
@@ -121,7 +125,7 @@ func (s *Store) Series(key ci.Key, m ci.Metric, n ci.Normalization, f Filter) ([
 	where, args := f.where()
 	args = append([]any{key.Collective, key.Type, key.Op, key.Algorithm, key.Protocol, key.Channels, key.BuffSize,
 		key.NRanks, key.NHosts, key.Placement, key.Size}, args...)
-	rows, err := s.db.Query(`SELECT r.id, r.commit_sha, r.time_ns, c.time_us, c.median_us, c.busbw_gbps, c.ref_copy_gbps, c.samples
+	rows, err := s.db.Query(`SELECT r.id, r.commit_sha, r.time_ns, c.time_us, c.median_us, c.busbw_gbps, c.ref_copy_gbps, c.samples, c.min_us
 		FROM records c JOIN runs r ON r.id = c.run_id
 		WHERE (`+keyColumns+`) = (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) AND `+where+`
 		ORDER BY r.time_ns, r.id, c.seq`, args...)
@@ -132,6 +136,7 @@ func (s *Store) Series(key ci.Key, m ci.Metric, n ci.Normalization, f Filter) ([
 	var out []Point
 	var values []float64 // the current point's record values
 	allIters := true     // every record of the current point had samples
+	allFastest := true   // every record of the current point knew its fastest iteration
 	end := func() {
 		if len(values) == 0 {
 			return
@@ -143,14 +148,17 @@ func (s *Store) Series(key ci.Key, m ci.Metric, n ci.Normalization, f Filter) ([
 		} else {
 			p.Samples = nil
 		}
-		values, allIters = values[:0], true
+		if !allFastest {
+			p.Fastest = 0
+		}
+		values, allIters, allFastest = values[:0], true, true
 	}
 	for rows.Next() {
 		var id, ns int64
 		var commit string
 		var blob []byte
 		r := record{Key: key}
-		if err := rows.Scan(&id, &commit, &ns, &r.TimeUs, &r.MedianUs, &r.BusBw, &r.RefCopy, &blob); err != nil {
+		if err := rows.Scan(&id, &commit, &ns, &r.TimeUs, &r.MedianUs, &r.BusBw, &r.RefCopy, &blob, &r.MinUs); err != nil {
 			return nil, fmt.Errorf("history: %s: %w", s.path, err)
 		}
 		if r.Samples, err = decodeSamples(blob); err != nil {
@@ -166,6 +174,11 @@ func (s *Store) Series(key ci.Key, m ci.Metric, n ci.Normalization, f Filter) ([
 		}
 		values = append(values, v)
 		p := &out[len(out)-1]
+		if f, ok := ci.FastestOf(r.asRecord(), m, n); !ok {
+			allFastest = false
+		} else if p.Fastest == 0 || (m.HigherIsBetter() == (f > p.Fastest)) {
+			p.Fastest = f
+		}
 		if iters == nil {
 			allIters = false
 		}

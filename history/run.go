@@ -62,6 +62,7 @@ type record struct {
 	MedianUs float64   `json:"median_us,omitempty"`
 	BusBw    float64   `json:"busbw_gbps,omitempty"`
 	RefCopy  float64   `json:"ref_copy_gbps,omitempty"`
+	MinUs    float64   `json:"min_us,omitempty"`  // the fastest iteration; 0: not known
 	Samples  []float64 `json:"samples,omitempty"` // per-iteration times, µs, ascending, at most maxSamples
 }
 
@@ -72,7 +73,7 @@ func (r record) asRecord() results.Record {
 		Collective: r.Collective, Type: r.Type, Op: r.Op, Algorithm: r.Algorithm, Protocol: r.Protocol,
 		Channels: r.Channels, BuffSize: r.BuffSize, NRanks: r.NRanks, NHosts: r.NHosts,
 		Size: r.Size, Placement: r.Placement,
-		TimeUs: r.TimeUs, MedianUs: r.MedianUs, BusBw: r.BusBw, RefCopyGBps: r.RefCopy, IterTimesUs: r.Samples,
+		TimeUs: r.TimeUs, MedianUs: r.MedianUs, MinUs: r.MinUs, BusBw: r.BusBw, RefCopyGBps: r.RefCopy, IterTimesUs: r.Samples,
 	}
 }
 
@@ -104,7 +105,7 @@ func entryOf(run Run, recs []results.Record) (entry, error) {
 	e.Records = make([]record, len(recs))
 	for i, r := range recs {
 		e.Records[i] = record{Key: ci.KeyOf(r), TimeUs: r.TimeUs, MedianUs: r.MedianUs, BusBw: r.BusBw,
-			RefCopy: r.RefCopyGBps, Samples: r.IterTimesUs}
+			RefCopy: r.RefCopyGBps, MinUs: r.MinUs, Samples: r.IterTimesUs}
 	}
 	return e, e.normalize()
 }
@@ -164,7 +165,7 @@ func (r *record) normalize() error {
 	for _, v := range []struct {
 		name string
 		x    float64
-	}{{"time_us", r.TimeUs}, {"median_us", r.MedianUs}, {"busbw_gbps", r.BusBw}, {"ref_copy_gbps", r.RefCopy}} {
+	}{{"time_us", r.TimeUs}, {"median_us", r.MedianUs}, {"busbw_gbps", r.BusBw}, {"ref_copy_gbps", r.RefCopy}, {"min_us", r.MinUs}} {
 		if math.IsNaN(v.x) || math.IsInf(v.x, 0) || v.x < 0 {
 			return fmt.Errorf("%s is %v: want a finite number, 0 or more", v.name, v.x)
 		}
@@ -179,7 +180,16 @@ func (r *record) normalize() error {
 // hash is the run's identity: a SHA-256 of its canonical JSON (encoding/json
 // sorts map keys and writes floats exactly), so the same run added twice,
 // or exported and imported again, is found.
+//
+// min_us is left out: it came with schema version 3, and a run stored
+// before it (min_us unknown) is the same run when its file is added again.
 func (e entry) hash() (string, error) {
+	recs := make([]record, len(e.Records))
+	for i, r := range e.Records {
+		r.MinUs = 0
+		recs[i] = r
+	}
+	e.Records = recs
 	b, err := json.Marshal(e)
 	if err != nil {
 		return "", err

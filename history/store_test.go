@@ -34,7 +34,7 @@ func TestCreate(t *testing.T) {
 	}
 	s = mustOpen(t, path)
 	st, err := s.state(s.db)
-	if err != nil || st.version != currentVersion || currentVersion != 2 {
+	if err != nil || st.version != currentVersion || currentVersion != 3 {
 		t.Errorf("reopened: version %d (%v), want %d", st.version, err, currentVersion)
 	}
 	var app string

@@ -14,7 +14,7 @@ import (
 )
 
 // gateHistory checks tune gate's flags for --history and runs it.
-func gateHistory(fs *pflag.FlagSet, db string, base, cand []string, thr, metric, norm string, z float64, f history.Filter, tags []string, jsonOut, md, junit string, stdout, stderr io.Writer) int {
+func gateHistory(fs *pflag.FlagSet, db string, base, cand []string, thr, metric, norm, stat string, z float64, f history.Filter, tags []string, jsonOut, md, junit string, stdout, stderr io.Writer) int {
 	bad := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "tune gate: "+format+"\n", a...)
 		return ci.ExitBadInput
@@ -36,6 +36,9 @@ func gateHistory(fs *pflag.FlagSet, db string, base, cand []string, thr, metric,
 	}
 	if h.norm, err = ci.ParseNormalization(norm); err != nil {
 		return bad("--normalize: %v", err)
+	}
+	if h.stat, err = ci.ParseStat(stat); err != nil {
+		return bad("--stat: %v", err)
 	}
 	if fs.Changed("threshold") {
 		if h.floor, err = results.ParseFraction(thr); err != nil || h.floor < 0 {
@@ -64,6 +67,7 @@ func gateCmd(args []string, stdout, stderr io.Writer) int {
 	jsonOut := fs.String("json", "", "write the report as JSON to this file, overwritten (default: none); with --history JSON Lines, a key a line")
 	hist := fs.String("history", "", "judge the candidate against each key's series in this history database (tune history add) instead of a baseline: regression when z noise units (--z) and --threshold worse than the newest segment's median (default: none, gate against --baseline)")
 	zLimit := fs.Float64("z", 5, "with --history: the noise units (robust standard deviations of one run) a regression needs (conbench's z-score test)")
+	histStat := fs.String("stat", "auto", "with --history: a run's value of a key: median, min (its fastest iteration) or auto (per key, whichever series has the less run-to-run noise); the candidate is read the same way")
 	histBranch := fs.String("branch", "", "with --history: only the runs of this branch (default: every branch)")
 	histMachine := fs.String("machine", "", "with --history: only the runs of this machine (default: every machine)")
 	tags := tagFlag(fs)
@@ -96,7 +100,7 @@ flags:
 		return bad("unexpected argument %q: give files after --baseline or --candidate", fs.Arg(0))
 	}
 	if *hist != "" {
-		return gateHistory(fs, *hist, *base, *cand, *thr, *metric, *norm, *zLimit, history.Filter{Branch: *histBranch, Machine: *histMachine}, *tags, *jsonOut, *md, *junit, stdout, stderr)
+		return gateHistory(fs, *hist, *base, *cand, *thr, *metric, *norm, *histStat, *zLimit, history.Filter{Branch: *histBranch, Machine: *histMachine}, *tags, *jsonOut, *md, *junit, stdout, stderr)
 	}
 	if len(*base) == 0 || len(*cand) == 0 {
 		return bad("give both --baseline FILES and --candidate FILES (or --history DB and --candidate FILES)")

@@ -28,6 +28,7 @@ type historyJudge struct {
 	filter history.Filter
 	metric ci.Metric
 	norm   ci.Normalization
+	stat   ci.Stat // what a run's value is (ci.StatAuto: per key)
 	z      float64 // noise units a regression needs
 	floor  float64 // and a relative change beyond this
 }
@@ -35,6 +36,7 @@ type historyJudge struct {
 // historyVerdict is one key's outcome.
 type historyVerdict struct {
 	Key       string  `json:"key"`
+	Stat      string  `json:"stat"`  // what a run's value is: median or min
 	Runs      int     `json:"runs"`  // the series' runs
 	Level     float64 `json:"level"` // the newest segment's median; NaN with too few runs
 	Candidate float64 `json:"candidate"`
@@ -50,10 +52,22 @@ const minHistory = 2 * changepoint.DefaultMinSize
 // judge compares candidate records with the history's series.
 func (h historyJudge) judge(s *history.Store, cand []results.Record) ([]historyVerdict, error) {
 	vals := map[ci.Key][]float64{}
+	fastest := map[ci.Key]float64{} // the candidate's fastest iteration; absent unless every record knew it
+	noFastest := map[ci.Key]bool{}
+	hib := h.metric.HigherIsBetter()
 	for _, r := range cand {
-		if v, _, ok := ci.ValueOf(r, h.metric, h.norm); ok {
-			k := ci.KeyOf(r)
-			vals[k] = append(vals[k], v)
+		v, _, ok := ci.ValueOf(r, h.metric, h.norm)
+		if !ok {
+			continue
+		}
+		k := ci.KeyOf(r)
+		vals[k] = append(vals[k], v)
+		f, ok := ci.FastestOf(r, h.metric, h.norm)
+		switch {
+		case !ok:
+			noFastest[k] = true
+		case fastest[k] == 0 || hib == (f > fastest[k]):
+			fastest[k] = f
 		}
 	}
 	if len(vals) == 0 {
@@ -64,10 +78,9 @@ func (h historyJudge) judge(s *history.Store, cand []results.Record) ([]historyV
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, func(a, b ci.Key) int { return a.Compare(b) })
-	hib := h.metric.HigherIsBetter()
 	var out []historyVerdict
 	for _, k := range keys {
-		v := historyVerdict{Key: k.String(), Candidate: medianOf(vals[k]), Level: math.NaN(), Change: math.NaN(), Noise: math.NaN(), Z: math.NaN()}
+		v := historyVerdict{Key: k.String(), Stat: ci.StatMedian.String(), Candidate: medianOf(vals[k]), Level: math.NaN(), Change: math.NaN(), Noise: math.NaN(), Z: math.NaN()}
 		pts, err := s.Series(k, h.metric, h.norm, h.filter)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", k, err)
@@ -78,9 +91,26 @@ func (h historyJudge) judge(s *history.Store, cand []results.Record) ([]historyV
 			out = append(out, v)
 			continue
 		}
-		series := make([]float64, len(pts))
-		for i, p := range pts {
-			series[i] = p.Value
+		series := values(pts)
+		if h.stat != ci.StatMedian {
+			fast := fastestSeries(pts)
+			canFast := len(fast) > 0 && !noFastest[k]
+			useFast := false
+			switch {
+			case h.stat == ci.StatFastest && !canFast:
+				v.Verdict = "no min_us (history or candidate)"
+				out = append(out, v)
+				continue
+			case h.stat == ci.StatFastest:
+				useFast = true
+			case canFast:
+				if useFast, err = lessNoisy(values(fast), series); err != nil {
+					return nil, fmt.Errorf("%s: %w", k, err)
+				}
+			}
+			if useFast {
+				series, v.Candidate, v.Stat = values(fast), fastest[k], ci.StatFastest.String()
+			}
 		}
 		cps, err := changepoint.Detect(series, changepoint.Options{})
 		if err != nil {
@@ -136,12 +166,12 @@ func runHistoryGate(h historyJudge, candFiles []string, tags []string, jsonPath 
 	t.SetOutputMirror(stdout)
 	t.SetStyle(table.StyleLight)
 	unit := ci.Unit(h.metric, h.norm)
-	t.AppendHeader(table.Row{"key", "runs", "level " + unit, "candidate", "change", "noise", "z", "verdict"})
+	t.AppendHeader(table.Row{"key", "stat", "runs", "level " + unit, "candidate", "change", "noise", "z", "verdict"})
 	for _, v := range verdicts {
 		if v.Verdict == "REGRESSION" {
 			regressions++
 		}
-		t.AppendRow(table.Row{v.Key, v.Runs, fmtNum(v.Level), fmtNum(v.Candidate), fmtPct(v.Change), fmtPct(v.Noise), fmtNum(v.Z), v.Verdict})
+		t.AppendRow(table.Row{v.Key, v.Stat, v.Runs, fmtNum(v.Level), fmtNum(v.Candidate), fmtPct(v.Change), fmtPct(v.Noise), fmtNum(v.Z), v.Verdict})
 	}
 	t.Render()
 	word := "PASS"

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -19,16 +20,17 @@ import (
 // seriesFlags are the flags of the commands that read a history's series
 // and look for change points in them: history changes and report --db.
 type seriesFlags struct {
-	metric, norm, minChange *string
-	pValue                  *float64
-	window                  *int
-	branch, machine         *string
+	metric, norm, stat, minChange *string
+	pValue                        *float64
+	window                        *int
+	branch, machine               *string
 }
 
 func addSeriesFlags(fs *pflag.FlagSet) *seriesFlags {
 	return &seriesFlags{
 		metric:    fs.String("metric", "busbw", "the series: busbw, GB/s (higher is better), or time, us per op (lower is better)"),
 		norm:      fs.String("normalize", "none", "machine: each run's values divided by the run's machine factor (the median over keys of its value against the key's usual one), which takes out a shared machine's slow spells and with them any change that hits most keys alike; copy: by its ref_copy_gbps; none: as measured"),
+		stat:      fs.String("stat", "auto", "a run's value of a key: median (the median time of its records, the gate's value), min (its fastest iteration: other work on a shared host only adds time, so it moves with the code more than with the neighbours), or auto: per key, whichever series has the less run-to-run noise (changepoint.RunNoise)"),
 		pValue:    fs.Float64("p-value", changepoint.DefaultPValue, "a change point is reported when its permutation test's p-value is at most this (Otava's default)"),
 		window:    fs.Int("window", changepoint.DefaultWindow, "runs per window of the search (and the most runs on each side a change point is tested against)"),
 		minChange: fs.String("min-change", "0", "leave out change points smaller than this, percent or fraction (2%, 0.02)"),
@@ -41,6 +43,7 @@ func addSeriesFlags(fs *pflag.FlagSet) *seriesFlags {
 type seriesSpec struct {
 	metric  ci.Metric
 	norm    ci.Normalization
+	stat    ci.Stat
 	machine bool // divide each run's values by its machine factor (changepoint.MachineFactors)
 	opts    changepoint.Options
 	filter  history.Filter
@@ -51,6 +54,9 @@ func (f *seriesFlags) parse() (seriesSpec, error) {
 	var err error
 	if s.metric, err = ci.ParseMetric(*f.metric); err != nil {
 		return s, fmt.Errorf("--metric: %v", err)
+	}
+	if s.stat, err = ci.ParseStat(*f.stat); err != nil {
+		return s, fmt.Errorf("--stat: %v", err)
 	}
 	if strings.EqualFold(strings.TrimSpace(*f.norm), "machine") {
 		s.machine = true
@@ -75,6 +81,7 @@ func (f *seriesFlags) parse() (seriesSpec, error) {
 // keyChanges is one key's series and the change points found in it.
 type keyChanges struct {
 	Key     ci.Key
+	Stat    ci.Stat // what a point's Value is: StatMedian or StatFastest
 	Points  []history.Point
 	Changes []changepoint.ChangePoint
 }
@@ -86,35 +93,125 @@ func findChanges(s *history.Store, spec seriesSpec) ([]keyChanges, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []keyChanges
+	var medians, fastest []keyChanges
 	for _, k := range keys {
 		pts, err := s.Series(k, spec.metric, spec.norm, spec.filter)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", k, err)
 		}
 		if len(pts) > 0 {
-			out = append(out, keyChanges{Key: k, Points: pts})
+			medians = append(medians, keyChanges{Key: k, Stat: ci.StatMedian, Points: pts})
+			if f := fastestSeries(pts); len(f) > 0 {
+				fastest = append(fastest, keyChanges{Key: k, Stat: ci.StatFastest, Points: f})
+			}
 		}
 	}
 	if spec.machine {
-		if err := machineNormalize(out); err != nil {
+		if err := machineNormalize(medians); err != nil {
 			return nil, err
 		}
+		if spec.stat != ci.StatMedian && len(fastest) > 0 {
+			if err := machineNormalize(fastest); err != nil {
+				if spec.stat == ci.StatFastest {
+					return nil, err
+				}
+				fastest = nil // auto: too few keys know their fastest iterations; the medians serve
+			}
+		}
+	}
+	out, err := chooseStat(spec.stat, medians, fastest)
+	if err != nil {
+		return nil, err
 	}
 	for i := range out {
 		kc := &out[i]
 		if len(kc.Points) < 2*changepoint.DefaultMinSize {
 			continue
 		}
-		vals := make([]float64, len(kc.Points))
-		for j, p := range kc.Points {
-			vals[j] = p.Value
-		}
-		if kc.Changes, err = changepoint.Detect(vals, spec.opts); err != nil {
+		if kc.Changes, err = changepoint.Detect(values(kc.Points), spec.opts); err != nil {
 			return nil, fmt.Errorf("%s: %w", kc.Key, err)
 		}
 	}
 	return out, nil
+}
+
+// fastestSeries is a key's series of fastest iterations: its points with
+// Value set to Fastest, or nil unless every run knew it (runs stored
+// before the history kept min_us did not).
+func fastestSeries(pts []history.Point) []history.Point {
+	out := make([]history.Point, len(pts))
+	for i, p := range pts {
+		if !(p.Fastest > 0) {
+			return nil
+		}
+		p.Value = p.Fastest
+		out[i] = p
+	}
+	return out
+}
+
+// chooseStat picks each key's series: the medians, the fastest
+// iterations, or (auto) whichever has the less run-to-run noise. A key
+// with no fastest series keeps its medians under auto and is left out
+// under min.
+func chooseStat(stat ci.Stat, medians, fastest []keyChanges) ([]keyChanges, error) {
+	fast := map[ci.Key]keyChanges{}
+	for _, kc := range fastest {
+		fast[kc.Key] = kc
+	}
+	var out []keyChanges
+	for _, m := range medians {
+		f, ok := fast[m.Key]
+		switch {
+		case stat == ci.StatMedian:
+			out = append(out, m)
+		case !ok:
+			if stat == ci.StatAuto {
+				out = append(out, m)
+			}
+		case stat == ci.StatFastest:
+			out = append(out, f)
+		default:
+			better, err := lessNoisy(values(f.Points), values(m.Points))
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", m.Key, err)
+			}
+			if better {
+				out = append(out, f)
+			} else {
+				out = append(out, m)
+			}
+		}
+	}
+	if stat == ci.StatFastest && len(out) == 0 && len(medians) > 0 {
+		return nil, errors.New("--stat min: no run of the history knows its fastest iterations (min_us); runs added by an older gccl do not")
+	}
+	return out, nil
+}
+
+// lessNoisy says whether series a has less run-to-run noise than b
+// (changepoint.RunNoise); too short to tell, it says no.
+func lessNoisy(a, b []float64) (bool, error) {
+	if len(a) < 3 {
+		return false, nil
+	}
+	na, err := changepoint.RunNoise(a)
+	if err != nil {
+		return false, err
+	}
+	nb, err := changepoint.RunNoise(b)
+	if err != nil {
+		return false, err
+	}
+	return na < nb, nil
+}
+
+func values(pts []history.Point) []float64 {
+	v := make([]float64, len(pts))
+	for i, p := range pts {
+		v[i] = p.Value
+	}
+	return v
 }
 
 // machineNormalize divides every point by its run's machine factor: the
@@ -154,6 +251,7 @@ func machineNormalize(kcs []keyChanges) error {
 // changeRow is one change point as `history changes` prints it.
 type changeRow struct {
 	Key        string  `json:"key"`
+	Stat       string  `json:"stat"`        // what a run's value is: median or min
 	From       string  `json:"from_commit"` // the last run before the change
 	To         string  `json:"to_commit"`   // the first run after it
 	Run        int64   `json:"run"`         // the first run after it (history list's run)
@@ -212,7 +310,7 @@ func historyChangesCmd(args []string, stdout, stderr io.Writer) int {
 	for _, kc := range kcs {
 		n := len(kc.Points)
 		for _, c := range kc.Changes {
-			r := changeRow{Key: kc.Key.String(), From: kc.Points[c.Index-1].Commit, To: kc.Points[c.Index].Commit, Run: kc.Points[c.Index].RunID,
+			r := changeRow{Key: kc.Key.String(), Stat: kc.Stat.String(), From: kc.Points[c.Index-1].Commit, To: kc.Points[c.Index].Commit, Run: kc.Points[c.Index].RunID,
 				Before: c.Before, After: c.After, Change: c.Change, PValue: c.PValue,
 				Regression: c.Regression(spec.metric.HigherIsBetter()), Newest: c.Index >= n-*newest}
 			if r.Regression && r.Newest {
@@ -252,7 +350,7 @@ func printChanges(w io.Writer, rows []changeRow, unit string) {
 	t := table.NewWriter()
 	t.SetOutputMirror(w)
 	t.SetStyle(table.StyleLight)
-	t.AppendHeader(table.Row{"key", "commits", "before " + unit, "after " + unit, "change", "p-value", ""})
+	t.AppendHeader(table.Row{"key", "stat", "commits", "before " + unit, "after " + unit, "change", "p-value", ""})
 	for _, r := range rows {
 		verdict := "improvement"
 		if r.Regression {
@@ -261,7 +359,7 @@ func printChanges(w io.Writer, rows []changeRow, unit string) {
 		if r.Newest {
 			verdict += " (new)"
 		}
-		t.AppendRow(table.Row{r.Key, shortCommit(r.From) + ".." + shortCommit(r.To), fmt.Sprintf("%.4g", r.Before), fmt.Sprintf("%.4g", r.After),
+		t.AppendRow(table.Row{r.Key, r.Stat, shortCommit(r.From) + ".." + shortCommit(r.To), fmt.Sprintf("%.4g", r.Before), fmt.Sprintf("%.4g", r.After),
 			fmt.Sprintf("%+.1f%%", 100*r.Change), pValueText(r.PValue), verdict})
 	}
 	t.Render()

@@ -38,7 +38,7 @@ func sizedRecords(t *testing.T, i int, sizes map[int64]bool, scale func(size int
 			continue
 		}
 		f := scale(r.Size) * (1 + 0.01*rng.NormFloat64())
-		r.TimeUs, r.MedianUs, r.BusBw, r.AlgBw = r.TimeUs*f, r.MedianUs*f, r.BusBw/f, r.AlgBw/f
+		r.TimeUs, r.MedianUs, r.MinUs, r.BusBw, r.AlgBw = r.TimeUs*f, r.MedianUs*f, r.MinUs*f, r.BusBw/f, r.AlgBw/f
 		r.IterTimesUs = nil
 		r.GitRev = fmt.Sprintf("c%02d", i)
 		r.Timestamp = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Hour)
@@ -209,5 +209,76 @@ func TestHistoryChangesMachine(t *testing.T) {
 	}
 	if code, _, stderr = runCLI("history", "changes", "--db", db, "--normalize", "cpu"); code != exitBad || !strings.Contains(stderr, "or machine") {
 		t.Errorf("--normalize cpu: exit %d, %q", code, stderr)
+	}
+}
+
+// TestHistoryChangesStat: when the runs' medians swing up to 3x (a shared
+// host's neighbours) and their fastest iterations do not, a 10% step from
+// 256K is lost in the medians and found in the fastest iterations: --stat
+// min and auto (which picks the quieter series per key) find it, --stat
+// median does not. A history without min_us has no min series: auto falls
+// back to the medians, --stat min says why it cannot.
+func TestHistoryChangesStat(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "history.db")
+	noMin := filepath.Join(dir, "nomin.db")
+	swing := rand.New(rand.NewPCG(3, 4))
+	for i := range 30 {
+		slow := 1.0
+		if i >= 20 {
+			slow = 1.1
+		}
+		recs := stepRecords(t, i, slowFrom(slow))
+		f := 1 + 2*swing.Float64() // the whole run: the host's state
+		for j := range recs {
+			recs[j].TimeUs, recs[j].MedianUs, recs[j].BusBw = recs[j].TimeUs*f, recs[j].MedianUs*f, recs[j].BusBw/f
+		}
+		file := writeRecords(t, dir, fmt.Sprintf("run%02d.jsonl", i), recs)
+		for j := range recs {
+			recs[j].MinUs = 0
+		}
+		bare := writeRecords(t, dir, fmt.Sprintf("bare%02d.jsonl", i), recs)
+		for _, add := range [][]string{{db, file}, {noMin, bare}} {
+			if code, _, stderr := runCLI("history", "add", "--db", add[0], "--commit", fmt.Sprintf("c%02d", i), add[1]); code != exitOK {
+				t.Fatalf("history add run %d: exit %d: %s", i, code, stderr)
+			}
+		}
+	}
+	for _, c := range []struct {
+		db, stat string
+		want     int // change points at c20, in 256K and 2M, as min
+	}{
+		{db, "auto", 2}, {db, "min", 2}, {db, "median", 0}, {noMin, "auto", 0},
+	} {
+		code, stdout, stderr := runCLI("history", "changes", "--db", c.db, "--json", "--stat", c.stat)
+		if code != exitOK {
+			t.Fatalf("--stat %s: exit %d: %s", c.stat, code, stderr)
+		}
+		found := strings.Count(stdout, `"stat":"min","from_commit":"c19","to_commit":"c20"`)
+		if found != c.want || strings.Count(stdout, "\n") != c.want {
+			t.Errorf("%s --stat %s: want %d change points at c20 in the min series, and nothing else:\n%s", filepath.Base(c.db), c.stat, c.want, stdout)
+		}
+	}
+	// gate --history reads the candidate as it reads the series: 10% slower
+	// than the newest level from 256K, in the fastest iterations
+	cand := stepRecords(t, 200, slowFrom(1.1*1.1))
+	for j := range cand {
+		cand[j].TimeUs, cand[j].MedianUs, cand[j].BusBw = cand[j].TimeUs*2, cand[j].MedianUs*2, cand[j].BusBw/2
+	}
+	candFile := writeRecords(t, dir, "cand.jsonl", cand)
+	if code, stdout, stderr := runCLI("gate", "--history", db, "--candidate", candFile); code != ci.ExitRegression || strings.Count(stdout, "REGRESSION") != 2 || strings.Count(stdout, "│ min  │") != 4 {
+		t.Errorf("gate --history (auto): exit %d, want 1 with 2 regressions, every key judged on min:\n%s%s", code, stdout, stderr)
+	}
+	if code, stdout, stderr := runCLI("gate", "--history", db, "--candidate", candFile, "--stat", "median"); code != ci.ExitPass {
+		t.Errorf("gate --history --stat median: exit %d, want 0 (the medians' noise hides 10%%):\n%s%s", code, stdout, stderr)
+	}
+	if code, stdout, _ := runCLI("history", "changes", "--db", db, "--stat", "min"); code != exitOK || !strings.Contains(stdout, "│ min  │") {
+		t.Errorf("the table names the stat: exit %d\n%s", code, stdout)
+	}
+	if code, _, stderr := runCLI("history", "changes", "--db", noMin, "--stat", "min"); code != exitBad || !strings.Contains(stderr, "min_us") {
+		t.Errorf("--stat min on a history without min_us: exit %d, %q", code, stderr)
+	}
+	if code, _, stderr := runCLI("history", "changes", "--db", db, "--stat", "mean"); code != exitBad || !strings.Contains(stderr, "want median, min or auto") {
+		t.Errorf("--stat mean: exit %d, %q", code, stderr)
 	}
 }

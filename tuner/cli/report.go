@@ -34,6 +34,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 	base := fs.StringArray("baseline", nil, "a baseline result file to gate the newest run against, the gate's table shown; one file per flag, repeat it for several (default: no gate)")
 	thr := fs.String("threshold", "5%", "the gate's largest change in the worse direction that passes, percent or fraction, or size bands as tune gate takes them")
 	norm := fs.String("normalize", "none", "copy: every busBW divided by its run's ref_copy_gbps, GB/s (series, curves and gate); none: as measured")
+	stat := fs.String("stat", "auto", "with --db: a run's value of a key in the series: median, min (its fastest iteration) or auto (per key, whichever has the less run-to-run noise), as tune history changes")
 	charts := fs.Int("charts", report.DefaultCharts, "keys drawn in full, the others as sparklines in the table of keys; 0 draws none")
 	force := fs.Bool("force", false, "overwrite the --output file if it exists")
 	tags := tagFlag(fs)
@@ -63,6 +64,10 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 	if opt.Thresholds, err = ci.ParseThresholds(*thr); err != nil {
 		return bad("--threshold: %v", err)
 	}
+	seriesStat, err := ci.ParseStat(*stat)
+	if err != nil {
+		return bad("--stat: %v", err)
+	}
 	in := reportInput{Title: *title, Now: time.Now(), Normalize: opt.Normalize, Charts: *charts}
 	if *charts == 0 {
 		in.Charts = -1 // report.Page: 0 is the default, negative none
@@ -80,7 +85,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 		if st == nil {
 			return exitBad
 		}
-		kcs, err := findChanges(st, seriesSpec{metric: ci.BusBW, norm: opt.Normalize})
+		kcs, err := findChanges(st, seriesSpec{metric: ci.BusBW, norm: opt.Normalize, stat: seriesStat})
 		if cerr := st.Close(); err == nil {
 			err = cerr
 		}
@@ -131,7 +136,7 @@ func historyValues(kcs []keyChanges) ([]keyValues, map[ci.Key][]report.ChangePoi
 	values := make([]keyValues, 0, len(kcs))
 	changes := map[ci.Key][]report.ChangePoint{}
 	for _, kc := range kcs {
-		kv := keyValues{Key: kc.Key, Points: make([]report.RunPoint, len(kc.Points))}
+		kv := keyValues{Key: kc.Key, Stat: kc.Stat, Points: make([]report.RunPoint, len(kc.Points))}
 		for i, p := range kc.Points {
 			kv.Points[i] = report.RunPoint{Commit: p.Commit, Time: p.Time, Value: p.Value}
 		}
@@ -216,6 +221,7 @@ type reportInput struct {
 // keyValues is a key's value in each run it has one, oldest first.
 type keyValues struct {
 	Key    ci.Key
+	Stat   ci.Stat // what a point is: a run's median or its fastest iteration
 	Points []report.RunPoint
 }
 
@@ -240,7 +246,11 @@ func buildReport(in reportInput) (report.Page, error) {
 	}
 	unit := ci.Unit(ci.BusBW, in.Normalize)
 	for _, kv := range values {
-		p.Series = append(p.Series, report.KeySeries{Key: kv.Key.String(), Unit: unit, Points: kv.Points, Changes: in.Changes[kv.Key]})
+		u := unit
+		if kv.Stat == ci.StatFastest {
+			u += ", fastest iteration"
+		}
+		p.Series = append(p.Series, report.KeySeries{Key: kv.Key.String(), Unit: u, Points: kv.Points, Changes: in.Changes[kv.Key]})
 	}
 	if len(in.Runs) > 0 {
 		p.Curves = curvesOf(in.Runs, in.Normalize)

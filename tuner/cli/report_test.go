@@ -167,7 +167,7 @@ func TestReportBuildWithChanges(t *testing.T) {
 	}
 	in := reportInput{
 		Now:     t0,
-		Values:  []keyValues{{k1, pts1}, {k2, pts2}},
+		Values:  []keyValues{{Key: k1, Points: pts1}, {Key: k2, Stat: ci.StatFastest, Points: pts2}},
 		Changes: map[ci.Key][]report.ChangePoint{k1: {{Index: 12, Before: 10, After: 9, PValue: 0.001}}},
 	}
 	p, err := buildReport(in)
@@ -176,6 +176,9 @@ func TestReportBuildWithChanges(t *testing.T) {
 	}
 	if len(p.Series) != 2 || len(p.Series[0].Changes) != 1 || len(p.Series[1].Changes) != 0 || p.Series[0].Key != k1.String() {
 		t.Fatalf("series %+v", p.Series)
+	}
+	if p.Series[0].Unit != "GB/s" || p.Series[1].Unit != "GB/s, fastest iteration" {
+		t.Errorf("units %q and %q: want the second to say it is the fastest iteration", p.Series[0].Unit, p.Series[1].Unit)
 	}
 	var sb strings.Builder
 	if err := report.Write(&sb, p); err != nil {
