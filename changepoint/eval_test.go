@@ -65,48 +65,30 @@ type pipeline struct {
 	series func(s noiseSet) ([][]float64, error)
 }
 
+// asMeasured: each key's median times, as the gate compares them;
+// machineNormalised: the same over each run's MachineFactors; fastest,
+// each key's fastest iterations, machine-normalised or not; and auto, per
+// key whichever of the median and the fastest series has the less
+// RunNoise (tune history changes --stat auto).
 var (
-	// asMeasured: each key's median times, as the gate compares them.
-	asMeasured = pipeline{"median time", func(s noiseSet) ([][]float64, error) {
-		out := make([][]float64, len(s.Series))
-		for i, k := range s.Series {
-			out[i] = k.MedianUs
-		}
-		return out, nil
-	}}
-	// machineNormalised: the same over each run's MachineFactors.
-	machineNormalised = pipeline{"median time / machine factor", func(s noiseSet) ([][]float64, error) {
-		raw, _ := asMeasured.series(s)
-		g, err := MachineFactors(raw)
-		if err != nil {
-			return nil, err
-		}
-		out := make([][]float64, len(raw))
-		for i, v := range raw {
-			out[i] = make([]float64, len(v))
-			for r := range v {
-				out[i][r] = v[r] / g[r]
-			}
-		}
-		return out, nil
-	}}
+	asMeasured        = pipeline{"median time", column(func(k noiseSeries) []float64 { return k.MedianUs })}
+	machineNormalised = pipeline{"median time / machine factor", machineOf(asMeasured)}
+	fastest           = pipeline{"fastest iteration", column(func(k noiseSeries) []float64 { return k.MinUs })}
+	fastestMachine    = pipeline{"fastest iteration / machine factor", machineOf(fastest)}
+	autoStat          = pipeline{"auto: median or fastest", autoOf(asMeasured, fastest)}
+	autoStatMachine   = pipeline{"auto: median or fastest, each / machine factor", autoOf(machineNormalised, fastestMachine)}
 )
 
-// fastest, machine-normalised or not; and auto, per key whichever of the
-// median and the fastest series has the less RunNoise (tune history
-// changes --stat auto).
-var (
-	fastest = pipeline{"fastest iteration", func(s noiseSet) ([][]float64, error) {
+// column is every key's series of one value.
+func column(get func(noiseSeries) []float64) func(noiseSet) ([][]float64, error) {
+	return func(s noiseSet) ([][]float64, error) {
 		out := make([][]float64, len(s.Series))
 		for i, k := range s.Series {
-			out[i] = k.MinUs
+			out[i] = get(k)
 		}
 		return out, nil
-	}}
-	fastestMachine  = pipeline{"fastest iteration / machine factor", machineOf(fastest)}
-	autoStat        = pipeline{"auto: median or fastest", autoOf(asMeasured, fastest)}
-	autoStatMachine = pipeline{"auto: median or fastest, each / machine factor", autoOf(machineNormalised, fastestMachine)}
-)
+	}
+}
 
 // machineOf divides p's series by each run's MachineFactors.
 func machineOf(p pipeline) func(noiseSet) ([][]float64, error) {
