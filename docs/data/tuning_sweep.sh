@@ -9,6 +9,8 @@
 #   bash docs/data/tuning_sweep.sh PASS    # writes results/local/tuning/PASS_n<ranks>_per<rph>.jsonl
 #
 # The committed passes in docs/data/tuning/ are these files gzipped (gzip -9 -n).
+# Passes 5 and 6 (1 MiB buffer, cited by no document now) are in git history:
+# git show 5d1a35a:docs/data/tuning/pass5_n2_per1.jsonl.gz.
 #
 # Run on an idle machine; one pass takes about 5 minutes on 2 cores.
 set -euo pipefail
