@@ -98,7 +98,7 @@ func (h historyJudge) judge(s *history.Store, cand []results.Record) ([]historyV
 			useFast := false
 			switch {
 			case h.stat == ci.StatFastest && !canFast:
-				v.Verdict = "no min_us (history or candidate)"
+				v.Verdict = noFastestVerdict
 				out = append(out, v)
 				continue
 			case h.stat == ci.StatFastest:
@@ -139,6 +139,10 @@ func (h historyJudge) judge(s *history.Store, cand []results.Record) ([]historyV
 	return out, nil
 }
 
+// noFastestVerdict: under --stat min, a key whose history or candidate
+// lacks min_us (runs of an older gccl, nccl-tests text output).
+const noFastestVerdict = "no min_us (history or candidate)"
+
 // runHistoryGate is tune gate's --history mode: exit 0 pass, 1 regression,
 // 2 bad input.
 func runHistoryGate(h historyJudge, candFiles []string, tags []string, jsonPath string, stdout, stderr io.Writer) int {
@@ -160,6 +164,10 @@ func runHistoryGate(h historyJudge, candFiles []string, tags []string, jsonPath 
 	}
 	if err != nil {
 		return bad("--history %s: %v", h.db, err)
+	}
+	if h.stat == ci.StatFastest && !slices.ContainsFunc(verdicts, func(v historyVerdict) bool { return v.Verdict != noFastestVerdict && !math.IsNaN(v.Level) }) &&
+		slices.ContainsFunc(verdicts, func(v historyVerdict) bool { return v.Verdict == noFastestVerdict }) {
+		return bad("--stat min: no key could be judged: the history's runs or the candidate's records lack min_us (runs added by an older gccl, or result files without it); use --stat median or auto")
 	}
 	regressions := 0
 	t := table.NewWriter()

@@ -275,6 +275,9 @@ func TestHistoryChangesStat(t *testing.T) {
 	if code, stdout, _ := runCLI("history", "changes", "--db", db, "--stat", "min"); code != exitOK || !strings.Contains(stdout, "│ min  │") {
 		t.Errorf("the table names the stat: exit %d\n%s", code, stdout)
 	}
+	if code, _, stderr := runCLI("gate", "--history", noMin, "--candidate", candFile, "--stat", "min"); code != ci.ExitBadInput || !strings.Contains(stderr, "lack min_us") {
+		t.Errorf("gate --history --stat min on a history without min_us: exit %d, %q", code, stderr)
+	}
 	if code, _, stderr := runCLI("history", "changes", "--db", noMin, "--stat", "min"); code != exitBad || !strings.Contains(stderr, "min_us") {
 		t.Errorf("--stat min on a history without min_us: exit %d, %q", code, stderr)
 	}
