@@ -34,6 +34,7 @@ type noiseSeries struct {
 	Key      string    `json:"key"`
 	MedianUs []float64 `json:"median_us"`
 	MinUs    []float64 `json:"min_us"`
+	P5Us     []float64 `json:"p5_us,omitempty"` // absent in sets made before it was kept
 }
 
 func loadNoise(t testing.TB, path string) noiseDoc {
@@ -51,7 +52,7 @@ func loadNoise(t testing.TB, path string) noiseDoc {
 	}
 	for _, s := range d.Sets {
 		for _, k := range s.Series {
-			if len(k.MedianUs) != s.Runs || len(k.MinUs) != s.Runs || len(s.Ref) != s.Runs {
+			if len(k.MedianUs) != s.Runs || len(k.MinUs) != s.Runs || len(s.Ref) != s.Runs || (k.P5Us != nil && len(k.P5Us) != s.Runs) {
 				t.Fatalf("%s: set %s key %s: want %d runs everywhere", path, s.Name, k.Key, s.Runs)
 			}
 		}
@@ -66,17 +67,20 @@ type pipeline struct {
 }
 
 // asMeasured: each key's median times, as the gate compares them;
-// machineNormalised: the same over each run's MachineFactors; fastest,
-// each key's fastest iterations, machine-normalised or not; and auto, per
-// key whichever of the median and the fastest series has the less
-// RunNoise (tune history changes --stat auto).
+// machineNormalised: the same over each run's MachineFactors; fastest and
+// low, each key's fastest iterations and 5th percentiles, machine-
+// normalised or not; and auto, per key whichever of the median, the 5th
+// percentile and the fastest series has the least RunNoise (tune history
+// changes --stat auto).
 var (
 	asMeasured        = pipeline{"median time", column(func(k noiseSeries) []float64 { return k.MedianUs })}
 	machineNormalised = pipeline{"median time / machine factor", machineOf(asMeasured)}
 	fastest           = pipeline{"fastest iteration", column(func(k noiseSeries) []float64 { return k.MinUs })}
 	fastestMachine    = pipeline{"fastest iteration / machine factor", machineOf(fastest)}
-	autoStat          = pipeline{"auto: median or fastest", autoOf(asMeasured, fastest)}
-	autoStatMachine   = pipeline{"auto: median or fastest, each / machine factor", autoOf(machineNormalised, fastestMachine)}
+	low               = pipeline{"5th percentile", column(func(k noiseSeries) []float64 { return k.P5Us })}
+	lowMachine        = pipeline{"5th percentile / machine factor", machineOf(low)}
+	autoStat          = pipeline{"auto: median, p5 or min", autoOf(asMeasured, low, fastest)}
+	autoStatMachine   = pipeline{"auto: median, p5 or min, each / machine factor", autoOf(machineNormalised, lowMachine, fastestMachine)}
 )
 
 // column is every key's series of one value.
@@ -112,31 +116,35 @@ func machineOf(p pipeline) func(noiseSet) ([][]float64, error) {
 	}
 }
 
-// autoOf takes, per key, a's series or b's, whichever has the less
-// RunNoise (a on a tie).
-func autoOf(a, b pipeline) func(noiseSet) ([][]float64, error) {
+// autoOf takes, per key, the series of the pipeline with the least
+// RunNoise (the first on a tie); a pipeline with no series for a set (a
+// value the set did not keep) is passed over.
+func autoOf(ps ...pipeline) func(noiseSet) ([][]float64, error) {
 	return func(s noiseSet) ([][]float64, error) {
-		as, err := a.series(s)
-		if err != nil {
-			return nil, err
-		}
-		bs, err := b.series(s)
-		if err != nil {
-			return nil, err
-		}
-		out := make([][]float64, len(as))
-		for i := range as {
-			na, err := RunNoise(as[i])
+		var out [][]float64
+		var best []float64
+		for _, p := range ps {
+			series, err := p.series(s)
 			if err != nil {
-				return nil, err
+				if out == nil {
+					return nil, err
+				}
+				continue // e.g. machine factors of a value the set lacks
 			}
-			nb, err := RunNoise(bs[i])
-			if err != nil {
-				return nil, err
+			if out == nil {
+				out, best = make([][]float64, len(series)), make([]float64, len(series))
 			}
-			out[i] = as[i]
-			if nb < na {
-				out[i] = bs[i]
+			for i, v := range series {
+				if len(v) == 0 {
+					continue
+				}
+				n, err := RunNoise(v)
+				if err != nil {
+					return nil, err
+				}
+				if out[i] == nil || n < best[i] {
+					out[i], best[i] = v, n
+				}
 			}
 		}
 		return out, nil
@@ -427,10 +435,11 @@ func skipLong(t *testing.T, what string) {
 // It asserts what holds on both: at most 1 false change point per 1000
 // runs per key, statically and streaming. The detection targets (5% steps
 // within 5 runs in 95% of series, 10% always) need run-to-run noise of
-// about 1%; they hold only for some keys (logged), so the floors asserted
-// on detection guard what was measured, about 10 points below it, and that
-// --stat auto (median or fastest iteration, per key) finds at least as much
-// as the medians alone.
+// about 1%: on the Xeon, with --stat auto (median, 5th percentile or
+// fastest iteration, per key) normalised by the machine factor, 10% steps
+// are found within 5 runs in every series and 5% steps in 90%; on the VM
+// less (logged). The floors asserted guard what was measured, about 10
+// points below it, and that auto finds at least as much as the medians.
 func TestTargetsRealNoise(t *testing.T) {
 	skipLong(t, "replays bootstrapped real noise through Detect some 80000 times")
 	d := loadNoise(t, "testdata/noise.json")
@@ -444,13 +453,14 @@ func TestTargetsRealNoise(t *testing.T) {
 			{asMeasured, [2]float64{0, 0}, [2]float64{0, 0.10}},
 			{machineNormalised, [2]float64{0, 0.15}, [2]float64{0.10, 0.65}},
 			{autoStat, [2]float64{0.20, 0.55}, [2]float64{0.60, 0.85}},
-			{autoStatMachine, [2]float64{0.35, 0.70}, [2]float64{0.75, 0.90}},
+			{autoStatMachine, [2]float64{0.40, 0.80}, [2]float64{0.80, 0.90}},
 		},
 		"xeon16": {
 			{asMeasured, [2]float64{0.20, 0.65}, [2]float64{0.60, 0.85}},
 			{machineNormalised, [2]float64{0.60, 0.75}, [2]float64{0.70, 0.90}},
-			{autoStat, [2]float64{0.20, 0.80}, [2]float64{0.75, 0.90}},
-			{autoStatMachine, [2]float64{0.65, 0.90}, [2]float64{0.85, 0.90}},
+			{autoStat, [2]float64{0.30, 0.85}, [2]float64{0.80, 0.90}},
+			// the 10% target: found within 5 runs in every series (100% measured)
+			{autoStatMachine, [2]float64{0.80, 0.98}, [2]float64{0.90, 0.98}},
 		},
 	}
 	for _, s := range d.Sets {
@@ -526,8 +536,9 @@ func TestTargetsGaussian(t *testing.T) {
 // by the machine factor shows the change (run 30) in those keys and nothing
 // else in any key; as measured it shows nothing. On the 16-core Xeon (8
 // processes a run) it slows 2 MiB only (256 KiB runs another protocol
-// there); as measured, the change is there and nothing else. --stat auto
-// does as well as the medians on both.
+// there); as measured, and with --stat auto either way, the change is
+// there and nothing else (the machine-normalised medians also flag a -3%
+// change at 4 KiB).
 func TestReplay(t *testing.T) {
 	d := loadNoise(t, "testdata/replay.json")
 	const slowFrom = 30
@@ -536,7 +547,7 @@ func TestReplay(t *testing.T) {
 		exact    []pipeline         // these find exactly the change
 	}{
 		"vm":     {map[string]float64{"allreduce 256K out-of-place": 0.2, "allreduce 2M out-of-place": 0.3}, []pipeline{machineNormalised, autoStatMachine}},
-		"xeon16": {map[string]float64{"allreduce 2M out-of-place": 0.15}, []pipeline{asMeasured, autoStat}},
+		"xeon16": {map[string]float64{"allreduce 2M out-of-place": 0.15}, []pipeline{asMeasured, autoStat, autoStatMachine}},
 	}
 	for _, s := range d.Sets {
 		c, ok := cases[s.Name]

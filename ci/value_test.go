@@ -56,17 +56,38 @@ func TestFastestOf(t *testing.T) {
 }
 
 func TestParseStat(t *testing.T) {
-	for in, want := range map[string]Stat{"median": StatMedian, " MIN ": StatFastest, "fastest": StatFastest, "auto": StatAuto} {
+	for in, want := range map[string]Stat{"median": StatMedian, " MIN ": StatFastest, "fastest": StatFastest, "p5": StatLow, "auto": StatAuto} {
 		if got, err := ParseStat(in); err != nil || got != want {
 			t.Errorf("ParseStat(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, s := range []Stat{StatMedian, StatFastest, StatAuto} {
+	for _, s := range []Stat{StatMedian, StatFastest, StatLow, StatAuto} {
 		if got, err := ParseStat(s.String()); err != nil || got != s {
 			t.Errorf("ParseStat(%v.String()) = %v, %v", s, got, err)
 		}
 	}
-	if _, err := ParseStat("mean"); err == nil || !errors.Is(err, ErrBadOption) || !strings.Contains(err.Error(), "want median, min or auto") {
+	if _, err := ParseStat("mean"); err == nil || !errors.Is(err, ErrBadOption) || !strings.Contains(err.Error(), "want median, p5, min or auto") {
 		t.Errorf("ParseStat(mean): %v", err)
+	}
+}
+
+// LowOf is the 5th lowest time in a hundred, the 5th highest bandwidth;
+// nothing from fewer than 20 samples.
+func TestLowOf(t *testing.T) {
+	v := make([]float64, 200)
+	for i := range v {
+		v[i] = float64(i + 1)
+	}
+	if got, ok := LowOf(v, Time); !ok || got != 11 {
+		t.Errorf("time: %v %v, want 11 (index 10 of 200)", got, ok)
+	}
+	if got, ok := LowOf(v, BusBW); !ok || got != 190 {
+		t.Errorf("busbw: %v %v, want 190 (index 189 of 200)", got, ok)
+	}
+	if got, ok := LowOf(v[:20], Time); !ok || got != 2 {
+		t.Errorf("20 samples: %v %v, want 2", got, ok)
+	}
+	if _, ok := LowOf(v[:19], Time); ok {
+		t.Error("19 samples gave a 5th percentile")
 	}
 }

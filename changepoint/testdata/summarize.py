@@ -8,7 +8,8 @@ NAME (a set of runs: one binary, one configuration), per key (size and
 placement) the series of the runs' median_us and min_us, and per run its
 ref_copy_gbps, rounded to 4 significant digits. A run of several cycles (-N)
 has several records of a key: its median_us is the median of theirs, its
-min_us the least.
+min_us the least, its p5_us the 5th percentile of their per-iteration times
+pooled, each record's thinned to 100 as a history keeps them.
 """
 import glob
 import json
@@ -18,6 +19,14 @@ import sys
 
 def sig4(x):
     return float(f"{x:.4g}")
+
+
+def thin(v, n=100):
+    """results.Thin: n evenly spaced order statistics, as a history keeps them."""
+    s = sorted(x for x in v if x > 0)
+    if len(s) <= n:
+        return s
+    return [s[(2 * i + 1) * len(s) // (2 * n)] for i in range(n)]
 
 
 def label(size):
@@ -40,9 +49,11 @@ def summarise(name, pattern):
             run.setdefault((r["size"], r["placement"]), []).append(r)
         for k, rs in run.items():
             r = rs[0]
-            s = keys.setdefault(k, {"key": f'{r["collective"]} {label(r["size"])} {r["placement"]}', "median_us": [], "min_us": []})
+            s = keys.setdefault(k, {"key": f'{r["collective"]} {label(r["size"])} {r["placement"]}', "median_us": [], "min_us": [], "p5_us": []})
             s["median_us"].append(sig4(statistics.median(r["median_us"] for r in rs)))
             s["min_us"].append(sig4(min(r["min_us"] for r in rs)))
+            pooled = sorted(x for r in rs for x in thin(r["iter_times_us"]))
+            s["p5_us"].append(sig4(pooled[len(pooled) // 20]))
     for k, s in keys.items():
         if len(s["median_us"]) != len(files):
             sys.exit(f"{name}: key {s['key']} has {len(s['median_us'])} runs of {len(files)}")

@@ -67,7 +67,7 @@ func gateCmd(args []string, stdout, stderr io.Writer) int {
 	jsonOut := fs.String("json", "", "write the report as JSON to this file, overwritten (default: none); with --history JSON Lines, a key a line")
 	hist := fs.String("history", "", "judge the candidate against each key's series in this history database (tune history add) instead of a baseline: regression when z noise units (--z) and --threshold worse than the newest segment's median (default: none, gate against --baseline)")
 	zLimit := fs.Float64("z", 5, "with --history: the noise units (robust standard deviations of one run) a regression needs (conbench's z-score test)")
-	histStat := fs.String("stat", "auto", "with --history: a run's value of a key: median, min (its fastest iteration) or auto (per key, whichever series has the less run-to-run noise); the candidate is read the same way")
+	histStat := fs.String("stat", "auto", "with --history: a run's value of a key: median, p5 (the 5th percentile of its iterations), min (its fastest iteration) or auto (per key, whichever series has the least run-to-run noise); the candidate is read the same way")
 	histBranch := fs.String("branch", "", "with --history: only the runs of this branch (default: every branch)")
 	histMachine := fs.String("machine", "", "with --history: only the runs of this machine (default: every machine)")
 	tags := tagFlag(fs)

@@ -52,20 +52,28 @@ const minHistory = 2 * changepoint.DefaultMinSize
 // judge compares candidate records with the history's series.
 func (h historyJudge) judge(s *history.Store, cand []results.Record) ([]historyVerdict, error) {
 	vals := map[ci.Key][]float64{}
-	fastest := map[ci.Key]float64{} // the candidate's fastest iteration; absent unless every record knew it
-	noFastest := map[ci.Key]bool{}
+	iters := map[ci.Key][]float64{} // the candidate's per-iteration values, pooled
+	fastest := map[ci.Key]float64{} // its fastest iteration
+	lacks := map[ci.Key]map[ci.Stat]bool{}
 	hib := h.metric.HigherIsBetter()
 	for _, r := range cand {
-		v, _, ok := ci.ValueOf(r, h.metric, h.norm)
+		v, it, ok := ci.ValueOf(r, h.metric, h.norm)
 		if !ok {
 			continue
 		}
 		k := ci.KeyOf(r)
+		if lacks[k] == nil {
+			lacks[k] = map[ci.Stat]bool{}
+		}
 		vals[k] = append(vals[k], v)
+		if it == nil {
+			lacks[k][ci.StatLow] = true
+		}
+		iters[k] = append(iters[k], it...)
 		f, ok := ci.FastestOf(r, h.metric, h.norm)
 		switch {
 		case !ok:
-			noFastest[k] = true
+			lacks[k][ci.StatFastest] = true
 		case fastest[k] == 0 || hib == (f > fastest[k]):
 			fastest[k] = f
 		}
@@ -78,6 +86,10 @@ func (h historyJudge) judge(s *history.Store, cand []results.Record) ([]historyV
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, func(a, b ci.Key) int { return a.Compare(b) })
+	stats := []ci.Stat{h.stat}
+	if h.stat == ci.StatAuto {
+		stats = ci.Stats
+	}
 	var out []historyVerdict
 	for _, k := range keys {
 		v := historyVerdict{Key: k.String(), Stat: ci.StatMedian.String(), Candidate: medianOf(vals[k]), Level: math.NaN(), Change: math.NaN(), Noise: math.NaN(), Z: math.NaN()}
@@ -91,26 +103,37 @@ func (h historyJudge) judge(s *history.Store, cand []results.Record) ([]historyV
 			out = append(out, v)
 			continue
 		}
-		series := values(pts)
-		if h.stat != ci.StatMedian {
-			fast := fastestSeries(pts)
-			canFast := len(fast) > 0 && !noFastest[k]
-			useFast := false
-			switch {
-			case h.stat == ci.StatFastest && !canFast:
-				v.Verdict = noFastestVerdict
-				out = append(out, v)
+		// the series and the candidate in each stat both give; the
+		// quietest series is judged
+		var series []float64
+		bestNoise := math.Inf(1)
+		for _, st := range stats {
+			c, ok := v.Candidate, true
+			switch st {
+			case ci.StatFastest:
+				c, ok = fastest[k], !lacks[k][st]
+			case ci.StatLow:
+				slices.Sort(iters[k])
+				c, ok = ci.LowOf(iters[k], h.metric)
+				ok = ok && !lacks[k][st]
+			}
+			sp := statSeries(pts, st, h.metric)
+			if !ok || sp == nil {
 				continue
-			case h.stat == ci.StatFastest:
-				useFast = true
-			case canFast:
-				if useFast, err = lessNoisy(values(fast), series); err != nil {
-					return nil, fmt.Errorf("%s: %w", k, err)
-				}
 			}
-			if useFast {
-				series, v.Candidate, v.Stat = values(fast), fastest[k], ci.StatFastest.String()
+			sv := values(sp)
+			n, err := changepoint.RunNoise(sv)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", k, err)
 			}
+			if series == nil || n < bestNoise {
+				series, bestNoise, v.Candidate, v.Stat = sv, n, c, st.String()
+			}
+		}
+		if series == nil {
+			v.Verdict = fmt.Sprintf(noStatVerdict, h.stat)
+			out = append(out, v)
+			continue
 		}
 		cps, err := changepoint.Detect(series, changepoint.Options{})
 		if err != nil {
@@ -139,9 +162,10 @@ func (h historyJudge) judge(s *history.Store, cand []results.Record) ([]historyV
 	return out, nil
 }
 
-// noFastestVerdict: under --stat min, a key whose history or candidate
-// lacks min_us (runs of an older gccl, nccl-tests text output).
-const noFastestVerdict = "no min_us (history or candidate)"
+// noStatVerdict: under --stat min or p5, a key whose history or candidate
+// cannot give that value (min_us or per-iteration samples missing: runs of
+// an older gccl, nccl-tests text output).
+const noStatVerdict = "no %s in the history or the candidate"
 
 // runHistoryGate is tune gate's --history mode: exit 0 pass, 1 regression,
 // 2 bad input.
@@ -165,9 +189,10 @@ func runHistoryGate(h historyJudge, candFiles []string, tags []string, jsonPath 
 	if err != nil {
 		return bad("--history %s: %v", h.db, err)
 	}
-	if h.stat == ci.StatFastest && !slices.ContainsFunc(verdicts, func(v historyVerdict) bool { return v.Verdict != noFastestVerdict && !math.IsNaN(v.Level) }) &&
-		slices.ContainsFunc(verdicts, func(v historyVerdict) bool { return v.Verdict == noFastestVerdict }) {
-		return bad("--stat min: no key could be judged: the history's runs or the candidate's records lack min_us (runs added by an older gccl, or result files without it); use --stat median or auto")
+	noStat := fmt.Sprintf(noStatVerdict, h.stat)
+	if !slices.ContainsFunc(verdicts, func(v historyVerdict) bool { return v.Verdict != noStat && !math.IsNaN(v.Level) }) &&
+		slices.ContainsFunc(verdicts, func(v historyVerdict) bool { return v.Verdict == noStat }) {
+		return bad("--stat %s: no key could be judged: %s; use --stat median or auto", h.stat, statMissing(h.stat))
 	}
 	regressions := 0
 	t := table.NewWriter()

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -30,7 +29,7 @@ func addSeriesFlags(fs *pflag.FlagSet) *seriesFlags {
 	return &seriesFlags{
 		metric:    fs.String("metric", "busbw", "the series: busbw, GB/s (higher is better), or time, us per op (lower is better)"),
 		norm:      fs.String("normalize", "none", "machine: each run's values divided by the run's machine factor (the median over keys of its value against the key's usual one), which takes out a shared machine's slow spells and with them any change that hits most keys alike; copy: by its ref_copy_gbps; none: as measured"),
-		stat:      fs.String("stat", "auto", "a run's value of a key: median (the median time of its records, the gate's value), min (its fastest iteration: other work on a shared host only adds time, so it moves with the code more than with the neighbours), or auto: per key, whichever series has the less run-to-run noise (changepoint.RunNoise)"),
+		stat:      fs.String("stat", "auto", "a run's value of a key: median (the median time of its records, the gate's value), p5 (the 5th percentile of its iterations), min (its fastest iteration: other work on a shared host only adds time, so the low end moves with the code more than with the neighbours), or auto: per key, whichever series has the least run-to-run noise (changepoint.RunNoise)"),
 		pValue:    fs.Float64("p-value", changepoint.DefaultPValue, "a change point is reported when its permutation test's p-value is at most this (Otava's default)"),
 		window:    fs.Int("window", changepoint.DefaultWindow, "runs per window of the search (and the most runs on each side a change point is tested against)"),
 		minChange: fs.String("min-change", "0", "leave out change points smaller than this, percent or fraction (2%, 0.02)"),
@@ -81,7 +80,7 @@ func (f *seriesFlags) parse() (seriesSpec, error) {
 // keyChanges is one key's series and the change points found in it.
 type keyChanges struct {
 	Key     ci.Key
-	Stat    ci.Stat // what a point's Value is: StatMedian or StatFastest
+	Stat    ci.Stat // what a point's Value is: median, p5 or min
 	Points  []history.Point
 	Changes []changepoint.ChangePoint
 }
@@ -93,33 +92,39 @@ func findChanges(s *history.Store, spec seriesSpec) ([]keyChanges, error) {
 	if err != nil {
 		return nil, err
 	}
-	var medians, fastest []keyChanges
+	stats := []ci.Stat{spec.stat}
+	if spec.stat == ci.StatAuto {
+		stats = ci.Stats
+	}
+	// byStat[i]: every key's series in stats[i], where every run gives it
+	byStat := make([][]keyChanges, len(stats))
+	found := false
 	for _, k := range keys {
 		pts, err := s.Series(k, spec.metric, spec.norm, spec.filter)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", k, err)
 		}
-		if len(pts) > 0 {
-			medians = append(medians, keyChanges{Key: k, Stat: ci.StatMedian, Points: pts})
-			if f := fastestSeries(pts); len(f) > 0 {
-				fastest = append(fastest, keyChanges{Key: k, Stat: ci.StatFastest, Points: f})
+		found = found || len(pts) > 0
+		for i, st := range stats {
+			if v := statSeries(pts, st, spec.metric); len(v) > 0 {
+				byStat[i] = append(byStat[i], keyChanges{Key: k, Stat: st, Points: v})
 			}
 		}
+	}
+	if found && len(byStat[0]) == 0 && spec.stat != ci.StatAuto {
+		return nil, fmt.Errorf("--stat %s: %s", spec.stat, statMissing(spec.stat))
 	}
 	if spec.machine {
-		if err := machineNormalize(medians); err != nil {
-			return nil, err
-		}
-		if spec.stat != ci.StatMedian && len(fastest) > 0 {
-			if err := machineNormalize(fastest); err != nil {
-				if spec.stat == ci.StatFastest {
+		for i := range byStat {
+			if err := machineNormalize(byStat[i]); err != nil {
+				if stats[i] == spec.stat || stats[i] == ci.StatMedian {
 					return nil, err
 				}
-				fastest = nil // auto: too few keys know their fastest iterations; the medians serve
+				byStat[i] = nil // auto: too few keys give this value to normalise it; the others serve
 			}
 		}
 	}
-	out, err := chooseStat(spec.stat, medians, fastest)
+	out, err := quietest(byStat)
 	if err != nil {
 		return nil, err
 	}
@@ -135,56 +140,69 @@ func findChanges(s *history.Store, spec seriesSpec) ([]keyChanges, error) {
 	return out, nil
 }
 
-// fastestSeries is a key's series of fastest iterations: its points with
-// Value set to Fastest, or nil unless every run knew it (runs stored
-// before the history kept min_us did not).
-func fastestSeries(pts []history.Point) []history.Point {
+// statSeries is a key's series in stat st: its points with Value set to
+// the run's value in st, or nil unless every run gives it (runs stored
+// before the history kept min_us have no fastest iteration; runs without
+// per-iteration samples no p5).
+func statSeries(pts []history.Point, st ci.Stat, m ci.Metric) []history.Point {
+	if st == ci.StatMedian {
+		return pts
+	}
 	out := make([]history.Point, len(pts))
 	for i, p := range pts {
-		if !(p.Fastest > 0) {
+		v, ok := p.Fastest, p.Fastest > 0
+		if st == ci.StatLow {
+			v, ok = ci.LowOf(p.Samples, m)
+		}
+		if !ok {
 			return nil
 		}
-		p.Value = p.Fastest
+		p.Value = v
 		out[i] = p
 	}
 	return out
 }
 
-// chooseStat picks each key's series: the medians, the fastest
-// iterations, or (auto) whichever has the less run-to-run noise. A key
-// with no fastest series keeps its medians under auto and is left out
-// under min.
-func chooseStat(stat ci.Stat, medians, fastest []keyChanges) ([]keyChanges, error) {
-	fast := map[ci.Key]keyChanges{}
-	for _, kc := range fastest {
-		fast[kc.Key] = kc
+// statMissing says why no series could be read in st.
+func statMissing(st ci.Stat) string {
+	if st == ci.StatLow {
+		return "no key has per-iteration samples (at least 20) in every run: record them (perf --precision or -I 1)"
 	}
-	var out []keyChanges
-	for _, m := range medians {
-		f, ok := fast[m.Key]
-		switch {
-		case stat == ci.StatMedian:
-			out = append(out, m)
-		case !ok:
-			if stat == ci.StatAuto {
-				out = append(out, m)
-			}
-		case stat == ci.StatFastest:
-			out = append(out, f)
-		default:
-			better, err := lessNoisy(values(f.Points), values(m.Points))
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", m.Key, err)
-			}
-			if better {
-				out = append(out, f)
-			} else {
-				out = append(out, m)
-			}
+	return "no key's runs all know their fastest iteration (min_us); runs added by an older gccl do not"
+}
+
+// quietest picks each key's series among byStat's (each a list of keys'
+// series in one stat, the first list holding every key the others may):
+// the one with the least run-to-run noise, the earlier list on a tie.
+func quietest(byStat [][]keyChanges) ([]keyChanges, error) {
+	if len(byStat) == 1 {
+		return byStat[0], nil
+	}
+	idx := make([]map[ci.Key]keyChanges, len(byStat))
+	for i, kcs := range byStat {
+		idx[i] = map[ci.Key]keyChanges{}
+		for _, kc := range kcs {
+			idx[i][kc.Key] = kc
 		}
 	}
-	if stat == ci.StatFastest && len(out) == 0 && len(medians) > 0 {
-		return nil, errors.New("--stat min: no run of the history knows its fastest iterations (min_us); runs added by an older gccl do not")
+	var out []keyChanges
+	for _, first := range byStat[0] {
+		best := first
+		bestNoise := math.Inf(1)
+		for i := range byStat {
+			kc, ok := idx[i][first.Key]
+			if !ok || len(kc.Points) < 3 {
+				continue
+			}
+			n, err := changepoint.RunNoise(values(kc.Points))
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", kc.Key, err)
+			}
+			if n < bestNoise {
+				best, bestNoise = kc, n
+			}
+		}
+		out = append(out, best)
 	}
 	return out, nil
 }

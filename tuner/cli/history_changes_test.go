@@ -275,13 +275,83 @@ func TestHistoryChangesStat(t *testing.T) {
 	if code, stdout, _ := runCLI("history", "changes", "--db", db, "--stat", "min"); code != exitOK || !strings.Contains(stdout, "│ min  │") {
 		t.Errorf("the table names the stat: exit %d\n%s", code, stdout)
 	}
-	if code, _, stderr := runCLI("gate", "--history", noMin, "--candidate", candFile, "--stat", "min"); code != ci.ExitBadInput || !strings.Contains(stderr, "lack min_us") {
+	if code, _, stderr := runCLI("gate", "--history", noMin, "--candidate", candFile, "--stat", "min"); code != ci.ExitBadInput || !strings.Contains(stderr, "min_us") {
 		t.Errorf("gate --history --stat min on a history without min_us: exit %d, %q", code, stderr)
 	}
 	if code, _, stderr := runCLI("history", "changes", "--db", noMin, "--stat", "min"); code != exitBad || !strings.Contains(stderr, "min_us") {
 		t.Errorf("--stat min on a history without min_us: exit %d, %q", code, stderr)
 	}
-	if code, _, stderr := runCLI("history", "changes", "--db", db, "--stat", "mean"); code != exitBad || !strings.Contains(stderr, "want median, min or auto") {
+	if code, _, stderr := runCLI("history", "changes", "--db", db, "--stat", "mean"); code != exitBad || !strings.Contains(stderr, "want median, p5, min or auto") {
 		t.Errorf("--stat mean: exit %d, %q", code, stderr)
+	}
+}
+
+// TestHistoryChangesP5: when the medians swing up to 3x with the host and
+// the fastest iteration is one lucky one anywhere from 0.2x to 0.9x, but
+// the run's 5th percentile holds (a tenth of its iterations at the code's
+// own pace), a 10% step from 256K shows only there: --stat p5 and auto
+// find it, median and min do not. Without per-iteration samples, --stat
+// p5 says what it needs.
+func TestHistoryChangesP5(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "history.db")
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := range 30 {
+		slow := 1.0
+		if i >= 20 {
+			slow = 1.1
+		}
+		recs := stepRecords(t, i, slowFrom(slow))
+		f := 1 + 2*rng.Float64() // the run's host
+		lucky := map[int64]bool{}
+		for j := range recs {
+			r := &recs[j]
+			pace := slowFrom(slow)(r.Size) * (2 + float64(r.Size)/1e3) * (1 + 0.002*rng.NormFloat64()) // the code's own pace
+			r.IterTimesUs = make([]float64, 100)
+			for s := range r.IterTimesUs {
+				x := pace * (1 + 0.0001*float64(s))
+				if s >= 10 {
+					x *= f
+				}
+				r.IterTimesUs[s] = x
+			}
+			if !lucky[r.Size] { // the run's one lucky iteration of the key
+				lucky[r.Size] = true
+				r.IterTimesUs[0] = pace * (0.2 + 0.7*rng.Float64())
+			}
+			r.MinUs = r.IterTimesUs[0]
+			r.MedianUs = pace * f
+			r.TimeUs = pace * f
+			r.BusBw /= f
+		}
+		file := writeRecords(t, dir, fmt.Sprintf("run%02d.jsonl", i), recs)
+		if code, _, stderr := runCLI("history", "add", "--db", db, "--commit", fmt.Sprintf("c%02d", i), file); code != exitOK {
+			t.Fatalf("history add run %d: exit %d: %s", i, code, stderr)
+		}
+	}
+	for _, c := range []struct {
+		stat string
+		want int // change points at c20, in 256K and 2M, in the p5 series
+	}{
+		{"auto", 2}, {"p5", 2}, {"median", 0}, {"min", 0},
+	} {
+		code, stdout, stderr := runCLI("history", "changes", "--db", db, "--json", "--stat", c.stat)
+		if code != exitOK {
+			t.Fatalf("--stat %s: exit %d: %s", c.stat, code, stderr)
+		}
+		found := strings.Count(stdout, `"stat":"p5","from_commit":"c19","to_commit":"c20"`)
+		if found != c.want || strings.Count(stdout, "\n") != c.want {
+			t.Errorf("--stat %s: want %d change points at c20 in the p5 series, and nothing else:\n%s", c.stat, c.want, stdout)
+		}
+	}
+	bare := filepath.Join(dir, "bare.db")
+	for i := range 12 {
+		file := writeRecords(t, dir, fmt.Sprintf("bare%02d.jsonl", i), stepRecords(t, i, slowFrom(1)))
+		if code, _, stderr := runCLI("history", "add", "--db", bare, "--commit", fmt.Sprintf("c%02d", i), file); code != exitOK {
+			t.Fatalf("history add run %d: exit %d: %s", i, code, stderr)
+		}
+	}
+	if code, _, stderr := runCLI("history", "changes", "--db", bare, "--stat", "p5"); code != exitBad || !strings.Contains(stderr, "per-iteration samples") {
+		t.Errorf("--stat p5 without samples: exit %d, %q", code, stderr)
 	}
 }

@@ -34,7 +34,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 	base := fs.StringArray("baseline", nil, "a baseline result file to gate the newest run against, the gate's table shown; one file per flag, repeat it for several (default: no gate)")
 	thr := fs.String("threshold", "5%", "the gate's largest change in the worse direction that passes, percent or fraction, or size bands as tune gate takes them")
 	norm := fs.String("normalize", "none", "copy: every busBW divided by its run's ref_copy_gbps, GB/s (series, curves and gate); none: as measured")
-	stat := fs.String("stat", "auto", "with --db: a run's value of a key in the series: median, min (its fastest iteration) or auto (per key, whichever has the less run-to-run noise), as tune history changes")
+	stat := fs.String("stat", "auto", "with --db: a run's value of a key in the series: median, p5 (the 5th percentile of its iterations), min (its fastest iteration) or auto (per key, whichever has the least run-to-run noise), as tune history changes")
 	charts := fs.Int("charts", report.DefaultCharts, "keys drawn in full, the others as sparklines in the table of keys; 0 draws none")
 	force := fs.Bool("force", false, "overwrite the --output file if it exists")
 	tags := tagFlag(fs)
@@ -247,8 +247,11 @@ func buildReport(in reportInput) (report.Page, error) {
 	unit := ci.Unit(ci.BusBW, in.Normalize)
 	for _, kv := range values {
 		u := unit
-		if kv.Stat == ci.StatFastest {
+		switch kv.Stat {
+		case ci.StatFastest:
 			u += ", fastest iteration"
+		case ci.StatLow:
+			u += ", 5th percentile"
 		}
 		p.Series = append(p.Series, report.KeySeries{Key: kv.Key.String(), Unit: u, Points: kv.Points, Changes: in.Changes[kv.Key]})
 	}
