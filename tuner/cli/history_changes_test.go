@@ -296,13 +296,9 @@ func TestHistoryChangesP5(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "history.db")
 	rng := rand.New(rand.NewPCG(5, 6))
-	for i := range 30 {
-		slow := 1.0
-		if i >= 20 {
-			slow = 1.1
-		}
+	// run i: the sizes from 256K slow by slow; the host by f
+	run := func(i int, slow, f float64) []results.Record {
 		recs := stepRecords(t, i, slowFrom(slow))
-		f := 1 + 2*rng.Float64() // the run's host
 		lucky := map[int64]bool{}
 		for j := range recs {
 			r := &recs[j]
@@ -324,6 +320,14 @@ func TestHistoryChangesP5(t *testing.T) {
 			r.TimeUs = pace * f
 			r.BusBw /= f
 		}
+		return recs
+	}
+	for i := range 30 {
+		slow := 1.0
+		if i >= 20 {
+			slow = 1.1
+		}
+		recs := run(i, slow, 1+2*rng.Float64())
 		file := writeRecords(t, dir, fmt.Sprintf("run%02d.jsonl", i), recs)
 		if code, _, stderr := runCLI("history", "add", "--db", db, "--commit", fmt.Sprintf("c%02d", i), file); code != exitOK {
 			t.Fatalf("history add run %d: exit %d: %s", i, code, stderr)
@@ -343,6 +347,12 @@ func TestHistoryChangesP5(t *testing.T) {
 		if found != c.want || strings.Count(stdout, "\n") != c.want {
 			t.Errorf("--stat %s: want %d change points at c20 in the p5 series, and nothing else:\n%s", c.stat, c.want, stdout)
 		}
+	}
+	// gate --history reads the candidate's 5th percentile too: 10% slower
+	// than the newest level from 256K
+	cand := writeRecords(t, dir, "cand.jsonl", run(200, 1.1*1.1, 2))
+	if code, stdout, stderr := runCLI("gate", "--history", db, "--candidate", cand); code != ci.ExitRegression || strings.Count(stdout, "REGRESSION") != 2 || !strings.Contains(stdout, "│ p5   │") {
+		t.Errorf("gate --history (auto): exit %d, want 1 with 2 regressions read as p5:\n%s%s", code, stdout, stderr)
 	}
 	bare := filepath.Join(dir, "bare.db")
 	for i := range 12 {
