@@ -207,23 +207,6 @@ func quietest(byStat [][]keyChanges) ([]keyChanges, error) {
 	return out, nil
 }
 
-// lessNoisy says whether series a has less run-to-run noise than b
-// (changepoint.RunNoise); too short to tell, it says no.
-func lessNoisy(a, b []float64) (bool, error) {
-	if len(a) < 3 {
-		return false, nil
-	}
-	na, err := changepoint.RunNoise(a)
-	if err != nil {
-		return false, err
-	}
-	nb, err := changepoint.RunNoise(b)
-	if err != nil {
-		return false, err
-	}
-	return na < nb, nil
-}
-
 func values(pts []history.Point) []float64 {
 	v := make([]float64, len(pts))
 	for i, p := range pts {
