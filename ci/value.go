@@ -29,8 +29,8 @@ func ValueOf(r results.Record, m Metric, n Normalization) (value float64, iters 
 // from other work on a shared host only adds time, so a run's fastest
 // iteration moves with the code more than with its neighbours (Chen &
 // Revels, "Robust benchmarking in noisy environments", 2016): on the
-// project's shared 2-core VM its run-to-run spread was 1-4% where the
-// median's was 6-13% (changepoint/testdata/README.md).
+// project's shared 2-vCPU VM its run-to-run noise (changepoint.RunNoise)
+// was 1.0-3.3% where the median's was 6-10% (changepoint/testdata/README.md).
 func FastestOf(r results.Record, m Metric, n Normalization) (float64, bool) {
 	if !(r.MinUs > 0) || (n == NormCopy && !(r.RefCopyGBps > 0)) {
 		return 0, false
