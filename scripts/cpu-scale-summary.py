@@ -96,6 +96,49 @@ def variants(d):
                 print(f"| {s} | {m} | " + " | ".join(cells) + " |")
 
 
+def timing(d):
+    """--timing DIR: cpu-scale.sh's timing step. Per rank count and size:
+    the plain loop's time (time_us: the loop's mean, -a 3), and the median
+    iteration (median_us) under -I 1 and under --precision, each the median
+    over the passes; ! where a median is off the plain loop's time by more
+    than max(0.3 us, 5%), issue 41's bound."""
+    g = collections.defaultdict(list)
+    for path in glob.glob(os.path.join(d, "*_n*_p*.jsonl")):
+        m = re.search(r"(plain|i1|prec)_n(\d+)_p\d+\.jsonl$", path)
+        if not m:
+            continue
+        mode, n = m.group(1), int(m.group(2))
+        for line in open(path):
+            r = json.loads(line)
+            if r.get("placement") == "out-of-place":
+                g[(n, mode, r["size"])].append(r["time_us"] if mode == "plain" else (r.get("median_us") or r["time_us"]))
+    off = total = 0
+    for n in sorted({k[0] for k in g}):
+        print(f"\n## {n} ranks (-t {n}): us, the slowest rank, median of the passes; ! beyond max(0.3 us, 5%) of the plain loop")
+        print("| size (B) | plain loop | -I 1 | --precision |")
+        print("|---|---|---|---|")
+        for s in sorted({k[2] for k in g if k[0] == n}):
+            cells = []
+            base = statistics.median(g[(n, "plain", s)]) if (n, "plain", s) in g else None
+            for mode in ("plain", "i1", "prec"):
+                v = g.get((n, mode, s))
+                if not v:
+                    cells.append("-")
+                    continue
+                t = statistics.median(v)
+                mark = ""
+                if mode != "plain" and base is not None:
+                    total += 1
+                    if abs(t - base) > max(0.3, 0.05 * base):
+                        mark, off = "!", off + 1
+                cells.append(f"{t:.2f}{mark}")
+            print(f"| {s} | " + " | ".join(cells) + " |")
+    print(f"\n{off} of {total} per-iteration medians beyond max(0.3 us, 5%) of the plain loop")
+
+
+if len(sys.argv) > 2 and sys.argv[1] == "--timing":
+    timing(sys.argv[2])
+    sys.exit(0)
 if len(sys.argv) > 2 and sys.argv[1] in ("--variants", "--ab"):
     variants(sys.argv[2])
     sys.exit(0)

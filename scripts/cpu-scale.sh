@@ -30,6 +30,12 @@
 # abscale: BIN/allreduce_perf_base ("base") beside BIN/allreduce_perf ("new"),
 #        a change measured side by side: variants with -t N back to back and -z 2
 #        and --np N, PASSES (2) passes, mpi_perf beside (3 reps); OUT/abscale/.
+# timing: issue 41's "per-iteration timing measures the same thing": at
+#        SCALE_RANKS, -t N, 8 B..TIMING_MAX (2M) by 4, the plain loop (-n
+#        TIMING_ITERS (1000) -w 100), -I 1 with the same counts, and
+#        --precision 5% --max-time 200ms, PASSES (2) passes alternating;
+#        records in OUT/timing/, the table by scripts/cpu-scale-summary.py
+#        --timing OUT/timing.
 # variants: BIN/allreduce_perf under VARIANTS ("name:VAR=v,VAR=v ..."; "base"
 #        runs BIN/allreduce_perf_base) at SCALE_RANKS (32 16 8), MODES ("tb2b
 #        tz2"; npb2b: --np N), PASSES (1) alternating, 8 B..AB_MAX (2M) by 4,
@@ -157,6 +163,29 @@ if has scale; then
 	done
 	python3 "$(dirname "$0")/cpu-scale-summary.py" --scale "$OUT/scale" >"$OUT/scale/summary.txt" 2>&1
 	tar czf "$OUT/scale.tgz" -C "$OUT" scale && log "archive $OUT/scale.tgz"
+fi
+if has timing; then
+	mkdir -p "$OUT/timing"
+	for n in ${SCALE_RANKS:-2 4 8 16}; do
+		[ "$n" -le "$(nproc)" ] || continue
+		for pass in $(seq "${PASSES:-2}"); do
+			for mode in plain i1 prec; do
+				case $mode in
+				plain) args=(-n "${TIMING_ITERS:-1000}" -w 100) ;;
+				i1) args=(-n "${TIMING_ITERS:-1000}" -w 100 -I 1) ;;
+				prec) args=(-n 50 -w 20 --precision 5% --max-time 200ms) ;;
+				esac
+				left=$((${DEADLINE:-100000} - ($(date +%s) - T0)))
+				[ "$left" -ge 20 ] || { log "timing $mode n=$n: skipped, ${left}s left of DEADLINE"; continue; }
+				log "timing $mode n=$n pass=$pass"
+				timeout $((left < 120 ? left - 10 : 120)) "$BIN/allreduce_perf" -t "$n" -g 1 -b 8 -e "${TIMING_MAX:-2M}" -f 4 -c 0 -a 3 \
+					--out-of-place-only "${args[@]}" --out "$OUT/timing/${mode}_n${n}_p$pass.jsonl" --force \
+					>"$OUT/timing/${mode}_n${n}_p$pass.txt" 2>&1 || log "rc=$?"
+			done
+		done
+	done
+	python3 "$(dirname "$0")/cpu-scale-summary.py" --timing "$OUT/timing" >"$OUT/timing/summary.txt" 2>&1
+	tar czf "$OUT/timing.tgz" -C "$OUT" timing && log "archive $OUT/timing.tgz"
 fi
 # variants_step DIR VARIANTS MODES PASSES MPI: the builds and environments of
 # VARIANTS at SCALE_RANKS, each of MODES (tb2b: -t N back to back, tz2: -t N

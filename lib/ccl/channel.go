@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/gccl/gccl/lib/algo"
 	"github.com/gccl/gccl/lib/prims"
@@ -41,13 +40,13 @@ type channel struct {
 	foldLive    []*foldPart
 	foldWaiters []*proto.Waiter
 	idle        *proto.Waiter // waits for work: stop signal, no timeout
-	// idleSpin is how long the idle goroutine spins for new work before it
-	// yields: the spin of the last plan it ran itself when that plan never
-	// backs off (its runners fit the processors with room: see planSpin),
-	// else 0; always 0 on channel 0, whose work the caller's Synchronize
+	// idleSpin is how the idle goroutine spins for new work before it
+	// yields: as the last plan it ran itself when that plan never backs
+	// off (its runners fit the processors with room: see planSpin), else
+	// not at all; never on channel 0, whose work the caller's Synchronize
 	// runs (spinning beside it would make one runner two). Owned by the
 	// channel's goroutine (set in tryDrain(true), read in loop).
-	idleSpin time.Duration
+	idleSpin proto.SpinPlan
 
 	mu    sync.Mutex
 	queue []*chanWork // guarded by mu; queue[head:] is still to run
@@ -193,8 +192,8 @@ func (ch *channel) tryDrain(byOwner bool) bool {
 			ch.remoteUnrun.Add(-1)
 		}
 		if byOwner && ch.id != 0 {
-			ch.idleSpin = 0
-			if w.plan.noBackOff {
+			ch.idleSpin = proto.SpinPlan{}
+			if w.plan.spin.NoBackOff {
 				ch.idleSpin = w.plan.spin
 			}
 		}
@@ -229,7 +228,7 @@ func (ch *channel) loop() {
 				// goroutine then paid (2 ranks x 4 channels, 32 KiB one
 				// at a time, ran several times slower than on one channel;
 				// docs/log/performance-2026-11.md 12l).
-				ch.idle.SpinFor, ch.idle.NoBackOff = ch.idleSpin, true
+				ch.idle.SetSpin(ch.idleSpin)
 				_ = ch.idle.Wait(ready, what)
 			}
 		}
@@ -246,7 +245,7 @@ func (ch *channel) loop() {
 }
 
 func (ch *channel) run(w *chanWork) {
-	ch.prevWaiter.SpinFor, ch.prevWaiter.NoBackOff = w.plan.spin, w.plan.noBackOff // the runner owns its waiters
+	ch.prevWaiter.SetSpin(w.plan.spin) // the runner owns its waiters
 	err := ch.waitPrevious(w.plan.seq)
 	if err == nil {
 		err = ch.comm.w.abort.Err()
@@ -256,7 +255,7 @@ func (ch *channel) run(w *chanWork) {
 	case w.plan.drivers > 0:
 		ch.runFolded(w.plan) // reports its parts' errors itself
 	default:
-		ch.waiter.SpinFor, ch.waiter.NoBackOff = w.plan.spin, w.plan.noBackOff
+		ch.waiter.SetSpin(w.plan.spin)
 		ch.waiter.Trace = w.plan.trace.channel(ch.id)
 		err = ch.runParts(w)
 	}

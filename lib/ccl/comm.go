@@ -14,7 +14,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/gccl/gccl/lib/board"
 	"github.com/gccl/gccl/lib/cpuset"
@@ -139,7 +138,7 @@ type Comm struct {
 	chainConns   [][proto.NumProtocols]*ringConn                    // per channel: the same along w.chain
 	treeConns    [][proto.NumProtocols]*prims.TreeEnds              // per channel: its tree's links
 	single       [1]task                                            // the implicit group of a call outside a group
-	lastSpin     time.Duration                                      // the last plan's spin, for Synchronize
+	lastSpin     proto.SpinPlan                                     // the last plan's spin, for Synchronize
 	inflight     []*plan                                            // enqueued plans, not yet recycled
 	freePlans    []*plan                                            // finished plans to reuse
 	ends         map[connKey]*ends                                  // this rank's view of world.conns, without the lock
@@ -342,7 +341,7 @@ func (c *Comm) Synchronize() error {
 	// ranks x 2 channels back to back on 64 cores: of the 9.2 s goroutines
 	// spent runnable without a processor, 2.2 s were callers' in
 	// Synchronize, beside 64 spinning runners).
-	c.syncWaiter.SpinFor = c.lastSpin
+	c.syncWaiter.SpinFor, c.syncWaiter.KeepProc = c.lastSpin.For, c.lastSpin.KeepProc
 	if target-c.finished.Load() > 1 {
 		c.syncWaiter.SpinFor = 0
 	}

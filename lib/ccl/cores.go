@@ -57,27 +57,30 @@ var cpuCount = runtime.NumCPU
 // (docs/log/performance-2026-11.md 12e).
 const longSpinFor = 2 * time.Millisecond
 
-// planSpin is how a plan's waits spin (proto.Waiter.SpinFor, NoBackOff):
+// planSpin is how a plan's waits spin and yield (proto.SpinPlan):
 //   - runners (ranks x channels with work) beyond the processors: no long
 //     spin at all, the peer may need this very processor;
-//   - on hosts of 8 processors or more: longSpinFor, and no back-off after
-//     a miss. A late peer there is late, not queued behind this goroutine:
-//     backing off turned lateness into a park and a wake-up per step (16
-//     ranks' small ring allreduce and 8 ranks' 8 B tree over ten times
-//     slower with it; docs/log/performance-2026-11.md 12b and 12e);
+//   - on hosts of 8 processors or more: longSpinFor, no back-off after a
+//     miss, and yields that keep the processor (KeepProc). A late peer
+//     there is late, not queued behind this goroutine: backing off turned
+//     lateness into a park and a wake-up per step (16 ranks' small ring
+//     allreduce and 8 ranks' 8 B tree over ten times slower with it;
+//     docs/log/performance-2026-11.md 12b and 12e);
 //   - smaller hosts: proto.DefaultSpinFor, backing off after a miss unless
-//     the runners fill at most half the processors. On the 2-processor VM, 2
-//     ranks did better with the back-off (a woken peer often does queue
-//     behind its waker there: small tree and ring allreduce slower
-//     without).
-func planSpin(runners, procs int) (spin time.Duration, noBackOff bool) {
+//     the runners fill at most half the processors, and yielding the
+//     goroutine. On the 2-processor VM a woken peer often does queue
+//     behind its waker: 2 ranks did better with the back-off (small tree
+//     and ring allreduce slower without), and with yields that keep the
+//     processor each operation after a pause paid a wake-up (8 B
+//     allreduce -z 2: 0.2 -> 24 us in half the rows).
+func planSpin(runners, procs int) proto.SpinPlan {
 	switch {
 	case runners > procs:
-		return 0, false
+		return proto.SpinPlan{}
 	case procs >= 8:
-		return longSpinFor, true
+		return proto.SpinPlan{For: longSpinFor, NoBackOff: true, KeepProc: true}
 	default:
-		return proto.DefaultSpinFor, 2*runners <= procs
+		return proto.SpinPlan{For: proto.DefaultSpinFor, NoBackOff: 2*runners <= procs}
 	}
 }
 
@@ -141,6 +144,6 @@ func processLoad() *hostload.Sampler {
 
 // boardSpin is how the one-shot fast path's waits spin: one runner per
 // rank.
-func (w *world) boardSpin() (time.Duration, bool) {
+func (w *world) boardSpin() proto.SpinPlan {
 	return planSpin(w.n, w.freeProcs())
 }

@@ -42,22 +42,24 @@ func TestUsableProcs(t *testing.T) {
 }
 
 // planSpin: no long spin past the processors; on big hosts a long spin
-// without back-off; on small ones the short spin, backing off unless the
-// runners fill at most half the processors.
+// without back-off whose yields keep the processor; on small ones the
+// short spin, backing off unless the runners fill at most half the
+// processors, yielding the goroutine.
 func TestPlanSpin(t *testing.T) {
+	long := proto.SpinPlan{For: longSpinFor, NoBackOff: true, KeepProc: true}
+	short := proto.SpinPlan{For: proto.DefaultSpinFor}
+	shortNoBackOff := proto.SpinPlan{For: proto.DefaultSpinFor, NoBackOff: true}
 	for _, c := range []struct {
 		runners, procs int
-		spin           time.Duration
-		noBackOff      bool
+		want           proto.SpinPlan
 	}{
-		{3, 2, 0, false}, {17, 16, 0, false}, {64, 16, 0, false},
-		{16, 16, longSpinFor, true}, {1, 8, longSpinFor, true}, {8, 8, longSpinFor, true},
-		{2, 2, proto.DefaultSpinFor, false}, {1, 2, proto.DefaultSpinFor, true},
-		{2, 4, proto.DefaultSpinFor, true}, {3, 4, proto.DefaultSpinFor, false}, {1, 1, proto.DefaultSpinFor, false},
+		{3, 2, proto.SpinPlan{}}, {17, 16, proto.SpinPlan{}}, {64, 16, proto.SpinPlan{}},
+		{16, 16, long}, {1, 8, long}, {8, 8, long}, {9, 8, proto.SpinPlan{}},
+		{2, 2, short}, {1, 2, shortNoBackOff}, {2, 4, shortNoBackOff}, {3, 4, short}, {1, 1, short},
+		{4, 7, short}, {3, 7, shortNoBackOff},
 	} {
-		spin, nb := planSpin(c.runners, c.procs)
-		if spin != c.spin || nb != c.noBackOff {
-			t.Errorf("planSpin(%d runners, %d procs) = %v, %v; want %v, %v", c.runners, c.procs, spin, nb, c.spin, c.noBackOff)
+		if got := planSpin(c.runners, c.procs); got != c.want {
+			t.Errorf("planSpin(%d runners, %d procs) = %+v, want %+v", c.runners, c.procs, got, c.want)
 		}
 	}
 }
@@ -97,8 +99,8 @@ func TestNetSpin(t *testing.T) {
 func TestIdleChannelSpinsLikeItsPlans(t *testing.T) {
 	for _, c := range []struct {
 		procs int
-		spin  time.Duration
-	}{{16, longSpinFor}, {1, 0}} {
+		spin  proto.SpinPlan
+	}{{16, proto.SpinPlan{For: longSpinFor, NoBackOff: true, KeepProc: true}}, {1, proto.SpinPlan{}}} {
 		prev, prevCPUs := runtime.GOMAXPROCS(c.procs), cpuCount
 		cpuCount = func() int { return c.procs } // a host of c.procs CPUs
 		comms := initT(t, 2, Config{Algo: algoReq("Ring"), Proto: protoReq("Simple"), NChannels: 2})
@@ -120,11 +122,11 @@ func TestIdleChannelSpinsLikeItsPlans(t *testing.T) {
 			if err := comm.Destroy(); err != nil {
 				t.Fatal(err)
 			}
-			if got := comm.channels[0].idleSpin; got != 0 {
-				t.Errorf("procs %d: rank %d channel 0 idle spin %v, want 0", c.procs, comm.Rank(), got)
+			if got := comm.channels[0].idleSpin; got != (proto.SpinPlan{}) {
+				t.Errorf("procs %d: rank %d channel 0 idle spin %+v, want none", c.procs, comm.Rank(), got)
 			}
 			if got := comm.channels[1].idleSpin; got != c.spin {
-				t.Errorf("procs %d: rank %d channel 1 idle spin %v, want %v", c.procs, comm.Rank(), got, c.spin)
+				t.Errorf("procs %d: rank %d channel 1 idle spin %+v, want %+v", c.procs, comm.Rank(), got, c.spin)
 			}
 		}
 	}
@@ -179,8 +181,8 @@ func TestSpinProcs(t *testing.T) {
 			t.Errorf("spinProcs(%d, %d, %d, %d) = %d, want %d", c.host, c.gomaxprocs, c.n, c.local, got, c.want)
 		}
 		if c.local > c.gomaxprocs {
-			if spin, _ := planSpin(c.n, got); spin != 0 {
-				t.Errorf("host %d, %d of %d ranks on %d processors: waits spin %v, want none", c.host, c.local, c.n, c.gomaxprocs, spin)
+			if s := planSpin(c.n, got); s.For != 0 {
+				t.Errorf("host %d, %d of %d ranks on %d processors: waits spin %v, want none", c.host, c.local, c.n, c.gomaxprocs, s.For)
 			}
 		}
 	}
@@ -241,7 +243,7 @@ func TestOtherWorldsTakeProcessors(t *testing.T) {
 			must(t, c.AllReduce(b, b, 16, Float32, Sum))
 			must(t, c.Synchronize())
 		})
-		return a[0].lastSpin
+		return a[0].lastSpin.For
 	}
 	if got := spinOf(); got != longSpinFor {
 		t.Fatalf("alone on 16 processors: spin %v, want %v", got, longSpinFor)

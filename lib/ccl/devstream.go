@@ -192,7 +192,7 @@ func (d *DevComm) newStream(o DevStreamOptions, workers, waiting, procs int) *De
 // allreduce -D 2 take milliseconds on 64 cores with 20 us spins;
 // PERFORMANCE: "The Device API kernels").
 func spinning(wt *proto.Waiter, goroutines, procs int) {
-	wt.SpinFor, wt.NoBackOff = planSpin(goroutines, procs)
+	wt.SetSpin(planSpin(goroutines, procs))
 }
 
 // coopWorkers is how many goroutines run a launch's coops on a rank of a

@@ -198,8 +198,8 @@ func (c *Comm) runFast() {
 	}
 	c.settleWakes(false) // the CAS was the barrier
 	w := &c.fast.work
-	if spin, noBackOff := c.w.boardSpin(); ch.waiter.SpinFor != spin || ch.waiter.NoBackOff != noBackOff {
-		ch.waiter.SpinFor, ch.waiter.NoBackOff = spin, noBackOff
+	if s := c.w.boardSpin(); ch.waiter.Spinning() != s {
+		ch.waiter.SetSpin(s)
 	}
 	ch.waiter.Trace = c.fast.trace.channel(0)
 	err := c.w.abort.Err()
@@ -234,7 +234,7 @@ func (c *Comm) materializeFast() {
 	c.settleWakes(true)
 	pl := c.newPlan()
 	pl.seq = c.fast.seq
-	pl.spin, pl.noBackOff = c.w.boardSpin()
+	pl.spin = c.w.boardSpin()
 	pl.trace, pl.traceOp, pl.traceCalled = c.fast.trace, c.fast.traceOp, c.fast.traceCalled
 	cw := pl.channel(0)
 	cw.colls = append(cw.colls, c.fast.work)

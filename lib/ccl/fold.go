@@ -264,10 +264,10 @@ func (ch *channel) driveFolded(live []*foldPart, pl *plan) []*foldPart {
 			idleSince = now
 		}
 		waited := now.Sub(idleSince)
-		if waited < pl.spin {
+		if waited < pl.spin.For {
 			continue
 		}
-		if waited < pl.spin+d.YieldFor {
+		if waited < pl.spin.For+d.YieldFor {
 			runtime.Gosched()
 			if c.w.job != nil {
 				// The peers may be other processes waiting for this

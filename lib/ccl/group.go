@@ -161,7 +161,7 @@ func (c *Comm) launch(tasks []task) error {
 		}
 		c.fold.mark(pl.seq, d)
 	}
-	pl.spin, pl.noBackOff = planSpin(runners*c.Size(), procs)
+	pl.spin = planSpin(runners*c.Size(), procs)
 	c.lastSpin = pl.spin
 	if cw := &pl.work[0]; cw.plan != nil && len(cw.colls) > 0 && cw.colls[0].algo.OnBoard() {
 		c.tryPrePost(&cw.colls[0]) // one channel: never folded

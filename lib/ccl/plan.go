@@ -5,8 +5,8 @@ package ccl
 
 import (
 	"sync/atomic"
-	"time"
 
+	"github.com/gccl/gccl/lib/proto"
 	"github.com/gccl/gccl/lib/steptrace"
 )
 
@@ -14,14 +14,11 @@ import (
 type plan struct {
 	comm *Comm
 	seq  uint64 // 1-based position in the communicator's stream
-	// spin is the spin phase of the plan's waits: long while every runner
-	// the plan keeps busy (ranks x channels with work) has a processor of
-	// its own, zero when they outnumber the processors (see
-	// proto.Waiter.SpinFor). Set at launch, read by the runners.
-	spin time.Duration
-	// noBackOff: the runners fit the processors (planSpin); see
-	// proto.Waiter.NoBackOff. Set at launch with spin.
-	noBackOff bool
+	// spin is how the plan's waits spin and yield: long while every
+	// runner the plan keeps busy (ranks x channels with work) has a
+	// processor of its own, not at all when they outnumber the processors
+	// (planSpin). Set at launch, read by the runners.
+	spin proto.SpinPlan
 	// drivers > 0 folds the plan: the channels' parts run on that many
 	// goroutines a rank, each part a coroutine (fold.go), because the
 	// runners would outnumber the processors: channel d's runner drives

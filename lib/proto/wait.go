@@ -78,6 +78,16 @@ type Waiter struct {
 	// slower with the back-off (a late rank among 8 is the rule;
 	// docs/log/performance-2026-11.md 12b).
 	NoBackOff bool
+	// KeepProc makes the yield phase of a wait with SpinFor set yield
+	// the OS thread and keep the processor (shm.Yield), not the goroutine
+	// (runtime.Gosched). Set it on hosts of many processors whose
+	// runners fit them: there Gosched's global run queue held yielded
+	// goroutines for milliseconds while every processor spun (see the
+	// yield in slowWait). Leave it unset on small hosts: a goroutine this
+	// one woke waits in its processor's next slot, and a waiter that
+	// keeps the processor keeps it out (2 ranks after a pause on the
+	// 2-vCPU VM: each operation paid a wake-up, 0.2 us -> 24 us).
+	KeepProc bool
 
 	// spinSkip counts the waits that skip the SpinFor phase because a
 	// recent one ran out without the word changing: the peer was not
@@ -110,6 +120,24 @@ type Waiter struct {
 	Fold Suspender
 	_    [cacheLine]byte
 }
+
+// A SpinPlan is how a waiter's waits spin and yield: its SpinFor,
+// NoBackOff and KeepProc, as one value that a plan computes once and its
+// runners' waiters take (SetSpin).
+type SpinPlan struct {
+	For       time.Duration
+	NoBackOff bool
+	KeepProc  bool
+}
+
+// SetSpin sets w's spin phase and yield from s. Called by the goroutine
+// that owns w, as the fields it sets.
+func (w *Waiter) SetSpin(s SpinPlan) {
+	w.SpinFor, w.NoBackOff, w.KeepProc = s.For, s.NoBackOff, s.KeepProc
+}
+
+// Spinning is w's spin phase and yield as a SpinPlan.
+func (w *Waiter) Spinning() SpinPlan { return SpinPlan{w.SpinFor, w.NoBackOff, w.KeepProc} }
 
 // cacheLine is the padding that keeps words apart: a cache line on the
 // CPUs this runs on.
@@ -258,17 +286,19 @@ func (w *Waiter) slowWait(ready, parkReady func() bool, parking func(), kick fun
 		// needs the processor too (2 hosts' 8 B allreduce between
 		// namespaces was slower when only every 4th turn yielded to Go;
 		// commit 8d23691).
-		// A wait whose runners fit the processors (SpinFor set) yields its OS
-		// thread, keeping its processor, not the goroutine: Gosched puts it on
-		// the runtime's global run queue, which a processor serves only when its
-		// goroutine enters the scheduler, and a Gosched wakes no idle processor.
-		// With every runner spinning on its own processor, yielded goroutines
-		// queued there for milliseconds: on the 64-core host, 96% of the
-		// scheduling delay of stalled Device API runs followed a Gosched, and
-		// the runs stayed stalled (docs/data/cpu64/steal.md). Where runners
-		// outnumber the processors, Gosched is the point: the peer may need this
-		// processor.
-		if w.SpinFor > 0 {
+		// A wait whose runners fit a host of many processors (KeepProc)
+		// yields its OS thread, keeping its processor, not the goroutine:
+		// Gosched puts it on the runtime's global run queue, which a
+		// processor serves only when its goroutine enters the scheduler,
+		// and a Gosched wakes no idle processor. With every runner
+		// spinning on its own processor, yielded goroutines queued there
+		// for milliseconds: on the 64-core host, 96% of the scheduling
+		// delay of stalled Device API runs followed a Gosched, and the
+		// runs stayed stalled (docs/data/cpu64/steal.md). Elsewhere
+		// Gosched is the point: where runners outnumber the processors
+		// the peer may need this one, and on a small host the peer this
+		// goroutine just woke waits on this processor (see KeepProc).
+		if w.SpinFor > 0 && w.KeepProc {
 			shm.Yield()
 		} else {
 			runtime.Gosched()

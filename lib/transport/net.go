@@ -93,7 +93,7 @@ func (t Net) Connect(req Request) (*Conn, error) {
 	px.waiter.YieldFor = 0
 	px.spin = t.Spin
 	if t.Spin > 0 {
-		px.waiter.SpinFor, px.waiter.NoBackOff = t.Spin, true
+		px.waiter.SetSpin(proto.SpinPlan{For: t.Spin, NoBackOff: true, KeepProc: true})
 	}
 	if req.Sides == SendOnly {
 		addr, err := t.Addr(req.To.Rank)
