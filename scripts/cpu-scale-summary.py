@@ -98,10 +98,13 @@ def variants(d):
 
 def timing(d):
     """--timing DIR: cpu-scale.sh's timing step. Per rank count and size:
-    the plain loop's time (time_us: the loop's mean, -a 3), and the median
-    iteration (median_us) under -I 1 and under --precision, each the median
-    over the passes; ! where a median is off the plain loop's time by more
-    than max(0.3 us, 5%), issue 41's bound."""
+    the plain loop's time (time_us: the loop's mean, -a 3); under -I 1 the
+    mean iteration (time_us: the same operations timed one by one) and the
+    median (median_us); under --precision the median; each the median over
+    the passes. ! marks a median off the plain loop's time by more than
+    max(0.3 us, 5%), issue 41's bound; a mean close to the plain loop's
+    with a median below it says the loop's operations are the same and the
+    host stalled some of them."""
     g = collections.defaultdict(list)
     for path in glob.glob(os.path.join(d, "*_n*_p*.jsonl")):
         m = re.search(r"(plain|i1|prec)_n(\d+)_p\d+\.jsonl$", path)
@@ -111,23 +114,26 @@ def timing(d):
         for line in open(path):
             r = json.loads(line)
             if r.get("placement") == "out-of-place":
-                g[(n, mode, r["size"])].append(r["time_us"] if mode == "plain" else (r.get("median_us") or r["time_us"]))
+                g[(n, mode, "mean", r["size"])].append(r["time_us"])
+                if r.get("median_us"):
+                    g[(n, mode, "median", r["size"])].append(r["median_us"])
+    cols = [("plain", "mean"), ("i1", "mean"), ("i1", "median"), ("prec", "median")]
     off = total = 0
     for n in sorted({k[0] for k in g}):
-        print(f"\n## {n} ranks (-t {n}): us, the slowest rank, median of the passes; ! beyond max(0.3 us, 5%) of the plain loop")
-        print("| size (B) | plain loop | -I 1 | --precision |")
-        print("|---|---|---|---|")
-        for s in sorted({k[2] for k in g if k[0] == n}):
+        print(f"\n## {n} ranks (-t {n}): us, the slowest rank, median of the passes; ! a median beyond max(0.3 us, 5%) of the plain loop")
+        print("| size (B) | plain loop | -I 1 mean | -I 1 median | --precision median |")
+        print("|---|---|---|---|---|")
+        for s in sorted({k[3] for k in g if k[0] == n}):
+            base = statistics.median(g[(n, "plain", "mean", s)]) if (n, "plain", "mean", s) in g else None
             cells = []
-            base = statistics.median(g[(n, "plain", s)]) if (n, "plain", s) in g else None
-            for mode in ("plain", "i1", "prec"):
-                v = g.get((n, mode, s))
+            for mode, stat in cols:
+                v = g.get((n, mode, stat, s))
                 if not v:
                     cells.append("-")
                     continue
                 t = statistics.median(v)
                 mark = ""
-                if mode != "plain" and base is not None:
+                if stat == "median" and base is not None:
                     total += 1
                     if abs(t - base) > max(0.3, 0.05 * base):
                         mark, off = "!", off + 1
