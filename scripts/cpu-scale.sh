@@ -135,12 +135,20 @@ if has npg; then
 		done
 	done >"$OUT/npg.txt" 2>&1
 fi
+# summarize STEP: the step's table (cpu-scale-summary.py --STEP) into
+# OUT/STEP/summary.txt, and OUT/STEP archived in OUT/STEP.tgz.
+summarize() {
+	python3 "$(dirname "$0")/cpu-scale-summary.py" "--$1" "$OUT/$1" >"$OUT/$1/summary.txt" 2>&1
+	tar czf "$OUT/$1.tgz" -C "$OUT" "$1" && log "archive $OUT/$1.tgz"
+}
+# secs_left: the seconds left of DEADLINE (from the start).
+secs_left() { echo $((${DEADLINE:-100000} - ($(date +%s) - T0))); }
 if has scale; then
 	mkdir -p "$OUT/scale"
 	max=${SCALE_MAX:-128M}
 	for n in ${SCALE_RANKS:-2 4 8 16 32 48 64}; do
 		[ "$n" -le "$(nproc)" ] || continue
-		left=$((${DEADLINE:-100000} - ($(date +%s) - T0)))
+		left=$(secs_left)
 		[ "$left" -ge 30 ] || { log "scale n=$n: skipped, ${left}s left of DEADLINE"; continue; }
 		log "scale mpi n=$n"
 		timeout $((left < 200 ? left / 3 : 200)) $MPIRUN -np "$n" /tmp/mpi_perf allreduce 8 "$(numfmt --from=iec "$max")" 3 >"$OUT/scale/mpi_n$n.txt" 2>&1
@@ -149,7 +157,7 @@ if has scale; then
 			for wait in b2b z2; do
 				z=()
 				[ $wait = z2 ] && z=(-z 2)
-				left=$((${DEADLINE:-100000} - ($(date +%s) - T0)))
+				left=$(secs_left)
 				if [ "$left" -lt 20 ]; then
 					log "scale gccl -$mode n=$n $wait: skipped, ${left}s left of DEADLINE"
 					continue
@@ -161,8 +169,7 @@ if has scale; then
 			done
 		done
 	done
-	python3 "$(dirname "$0")/cpu-scale-summary.py" --scale "$OUT/scale" >"$OUT/scale/summary.txt" 2>&1
-	tar czf "$OUT/scale.tgz" -C "$OUT" scale && log "archive $OUT/scale.tgz"
+	summarize scale
 fi
 if has timing; then
 	mkdir -p "$OUT/timing"
@@ -175,7 +182,7 @@ if has timing; then
 				i1) args=(-n "${TIMING_ITERS:-1000}" -w 100 -I 1) ;;
 				prec) args=(-n 50 -w 20 --precision 5% --max-time 200ms) ;;
 				esac
-				left=$((${DEADLINE:-100000} - ($(date +%s) - T0)))
+				left=$(secs_left)
 				[ "$left" -ge 20 ] || { log "timing $mode n=$n: skipped, ${left}s left of DEADLINE"; continue; }
 				log "timing $mode n=$n pass=$pass"
 				timeout $((left < 120 ? left - 10 : 120)) "$BIN/allreduce_perf" -t "$n" -g 1 -b 8 -e "${TIMING_MAX:-2M}" -f 4 -c 0 -a 3 \
@@ -184,8 +191,7 @@ if has timing; then
 			done
 		done
 	done
-	python3 "$(dirname "$0")/cpu-scale-summary.py" --timing "$OUT/timing" >"$OUT/timing/summary.txt" 2>&1
-	tar czf "$OUT/timing.tgz" -C "$OUT" timing && log "archive $OUT/timing.tgz"
+	summarize timing
 fi
 # variants_step DIR VARIANTS MODES PASSES MPI: the builds and environments of
 # VARIANTS at SCALE_RANKS, each of MODES (tb2b: -t N back to back, tz2: -t N
