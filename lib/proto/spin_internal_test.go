@@ -62,3 +62,44 @@ func TestSpinBacksOffAfterAMiss(t *testing.T) {
 		t.Fatalf("penalty %d after a successful spin, want 0", w.spinPenalty)
 	}
 }
+
+// Spin (the one-shot's wait for all peers) keeps the same back-off where
+// the waiter backs off: a miss makes the next Spin skip (it looks at the
+// word not at all) and leaves the skip for slowWait to count down, and a
+// Spin that succeeds resets the penalty. With NoBackOff (a host whose
+// runners fit with room) every Spin spins, misses or not.
+func TestSpinKeepsTheBackOff(t *testing.T) {
+	never := func(looks *int) func() bool { return func() bool { *looks++; return false } }
+	w := NewWaiter(NewAbort(), time.Second)
+	w.SpinFor = 100 * time.Microsecond
+	var looks int
+	if w.Spin(never(&looks)) || looks == 0 {
+		t.Fatalf("first Spin: ready with nothing ready, or no look (%d)", looks)
+	}
+	if w.spinSkip != 1 || w.spinPenalty != 1 {
+		t.Fatalf("after a missed Spin: skip %d penalty %d, want 1 and 1", w.spinSkip, w.spinPenalty)
+	}
+	looks = 0
+	if w.Spin(never(&looks)) || looks != 0 {
+		t.Fatalf("Spin after a miss looked %d times, want 0 (skipped)", looks)
+	}
+	if w.spinSkip != 1 {
+		t.Fatalf("a skipped Spin changed the skip to %d: slowWait counts it down", w.spinSkip)
+	}
+	w.spinSkip = 0
+	if !w.Spin(func() bool { return true }) || w.spinPenalty != 0 {
+		t.Fatalf("a Spin that succeeds: penalty %d, want 0", w.spinPenalty)
+	}
+
+	nb := NewWaiter(NewAbort(), time.Second)
+	nb.SpinFor, nb.NoBackOff = 100*time.Microsecond, true
+	for range 3 {
+		looks = 0
+		if nb.Spin(never(&looks)) || looks == 0 {
+			t.Fatalf("NoBackOff: Spin ready with nothing ready, or skipped (%d looks)", looks)
+		}
+	}
+	if nb.spinSkip != 0 || nb.spinPenalty != 0 {
+		t.Fatalf("NoBackOff: skip %d penalty %d after misses, want 0 and 0", nb.spinSkip, nb.spinPenalty)
+	}
+}
