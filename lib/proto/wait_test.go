@@ -147,9 +147,11 @@ func TestWakeReleasesParkedWaiter(t *testing.T) {
 }
 
 // Spin: nothing without a SpinFor; true once ready comes within it; false
-// once SpinFor passes without it, or once the abort fires.
+// once SpinFor passes without it, or once the abort fires. (NoBackOff: a
+// miss would make the next Spin skip, TestSpinKeepsTheBackOff.)
 func TestWaiterSpin(t *testing.T) {
 	w := proto.NewWaiter(proto.NewAbort(), time.Second)
+	w.NoBackOff = true
 	if w.Spin(func() bool { return true }) {
 		t.Fatal("Spin with SpinFor 0 spun")
 	}
