@@ -29,19 +29,27 @@ func insertV1(t *testing.T, db *sql.DB, e entry) {
 	}
 }
 
+// storeAt makes a store at path of schema version v, as an older gccl
+// wrote it, and returns it with its open database.
+func storeAt(t *testing.T, path string, v int) (*Store, *sql.DB) {
+	t.Helper()
+	db, err := sql.Open("sqlite", dsn(path, time.Minute, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Store{db: db, path: path}
+	if err := s.migrateTo(v); err != nil {
+		t.Fatal(err)
+	}
+	return s, db
+}
+
 // A version-1 file (no run hashes, so a run stored twice) opens as the
 // current version: every run gets the hash a fresh Add computes (adding
 // one again finds it), the duplicate is kept once, the series are intact.
 func TestMigrateFromVersion1(t *testing.T) {
 	path := dbPath(t)
-	db, err := sql.Open("sqlite", dsn(path, time.Minute, true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	v1 := &Store{db: db, path: path}
-	if err := v1.migrateTo(1); err != nil {
-		t.Fatal(err)
-	}
+	v1, db := storeAt(t, path, 1)
 	first, err := entryOf(Run{Commit: "c1", Branch: "main"}, synth(40, 5, 1))
 	if err != nil {
 		t.Fatal(err)
@@ -84,14 +92,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 // has one.
 func TestMigrateFromVersion2(t *testing.T) {
 	path := dbPath(t)
-	db, err := sql.Open("sqlite", dsn(path, time.Minute, true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	v2 := &Store{db: db, path: path}
-	if err := v2.migrateTo(2); err != nil {
-		t.Fatal(err)
-	}
+	_, db := storeAt(t, path, 2)
 	old := synth(10, 5, 1)
 	e, err := entryOf(Run{Commit: "c1"}, old)
 	if err != nil {

@@ -270,7 +270,7 @@ func (w *Waiter) slowWait(ready, parkReady func() bool, parking func(), kick fun
 	// on a core of its own when SpinFor is set, so a missed spin says it
 	// was late, not that it shares this processor (measured: the back-off
 	// made every 8 B allreduce of 2 processes park; commit ce84639).
-	if w.SpinFor > 0 && (w.spinSkip == 0 || w.bell != nil || w.NoBackOff) {
+	if w.SpinFor > 0 && (w.spinSkip == 0 || !w.backsOff()) {
 		if w.longSpin(ready, start) {
 			return nil
 		}
@@ -335,8 +335,7 @@ func (w *Waiter) longSpin(ready func() bool, start time.Time) bool {
 			return true
 		}
 		if i%spinIters == 0 && (time.Since(start) > w.SpinFor || w.Abort.Aborted()) {
-			w.spinPenalty = min(max(2*w.spinPenalty, 1), spinBackoff)
-			w.spinSkip = w.spinPenalty
+			w.missedSpin()
 			return false
 		}
 	}
@@ -383,6 +382,18 @@ func (w *Waiter) SpinWaitKick(ready func() bool, kick func(), what func() string
 	return err
 }
 
+// backsOff says whether a missed spin makes w's next waits skip theirs:
+// not with NoBackOff, nor on a bell (a peer in another process runs on a
+// core of its own when SpinFor is set, so a miss says it was late).
+func (w *Waiter) backsOff() bool { return !w.NoBackOff && w.bell == nil }
+
+// missedSpin is a spin that ran out: the next waits skip theirs, twice as
+// many as after the last miss in a row, at most spinBackoff.
+func (w *Waiter) missedSpin() {
+	w.spinPenalty = min(max(2*w.spinPenalty, 1), spinBackoff)
+	w.spinSkip = w.spinPenalty
+}
+
 // spin is Spin; it returns the looks ready took to come, 0 if it did not.
 // A waiter that backs off (not NoBackOff, no bell: a small host whose
 // runners fill more than half of it) skips it after a miss as slowWait
@@ -395,7 +406,7 @@ func (w *Waiter) spin(ready func() bool) int {
 	if w.SpinFor <= 0 || w.Fold != nil {
 		return 0
 	}
-	backsOff := !w.NoBackOff && w.bell == nil
+	backsOff := w.backsOff()
 	if backsOff && w.spinSkip > 0 {
 		return 0 // slowWait counts the skip down
 	}
@@ -415,8 +426,7 @@ func (w *Waiter) spin(ready func() bool) int {
 				start = time.Now()
 			} else if time.Since(start) > w.SpinFor || w.Abort.Aborted() {
 				if backsOff {
-					w.spinPenalty = min(max(2*w.spinPenalty, 1), spinBackoff)
-					w.spinSkip = w.spinPenalty
+					w.missedSpin()
 				}
 				return 0
 			}
